@@ -1,0 +1,186 @@
+//! Audits: built-in checks and named `AUDIT (...)` files in SQLMesh's syntax.
+//!
+//! An audit is a query for violating rows. This module parses named audits and validates the
+//! audit calls on models (known name, required arguments); executing them is the engine's job.
+
+use crate::diagnostic::{Diagnostic, Problem};
+use crate::location::Location;
+use crate::model::block::{self, Item};
+use crate::model::values::{key_value, span_of, Value};
+use crate::model::AuditCall;
+use crate::sql::{self, Dialect, ModelQuery};
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+/// Built-in audits and the arguments each requires.
+pub const BUILTIN_AUDITS: &[(&str, &[&str])] = &[
+    ("not_null", &["columns"]),
+    ("unique_values", &["columns"]),
+    ("unique_combination_of_columns", &["columns"]),
+    ("accepted_values", &["column", "is_in"]),
+    ("number_of_rows", &["threshold"]),
+    ("forall", &["criteria"]),
+    ("assert_contiguous", &["column"]),
+    ("assert_no_gaps", &["column", "unit"]),
+];
+
+/// A named audit defined in an AUDIT file.
+#[derive(Debug, Clone)]
+pub struct AuditDef {
+    pub name: String,
+    pub file: String,
+    pub location: Location,
+    pub query: ModelQuery,
+    /// Default argument values from `defaults (...)`.
+    pub defaults: Vec<(String, String)>,
+    pub blocking: Option<bool>,
+}
+
+/// Parse an audit file, which may hold several `AUDIT (...); SELECT ...;` pairs.
+pub fn parse_audit_file(file: &str, text: &str, dialect: Dialect) -> (Vec<AuditDef>, Vec<Diagnostic>) {
+    let mut diags = vec![];
+    let mut out = vec![];
+    let d = dialect.parser();
+    let tokens = match Tokenizer::new(d.as_ref(), text).tokenize_with_location() {
+        Ok(t) => t,
+        Err(e) => {
+            let loc = Location::new(file, (e.location.line, e.location.column), (e.location.line, e.location.column + 1));
+            return (vec![], vec![Diagnostic::at(Problem::SqlTokenize { message: e.message }, loc)]);
+        }
+    };
+    let mut pos = 0;
+    while sql::has_content(&tokens[pos..]) {
+        let blk = match block::parse_block("AUDIT", "AUDIT", &tokens[pos..], file) {
+            Ok(Some(b)) => b,
+            Ok(None) => {
+                let t = tokens[pos..].iter().find(|t| !matches!(t.token, Token::Whitespace(_) | Token::SemiColon));
+                let loc = t.map(|t| Location::from_span(file, t.span)).unwrap_or_else(|| Location::file_only(file));
+                diags.push(Diagnostic::at(Problem::MissingAuditBlock, loc));
+                break;
+            }
+            Err(e) => {
+                diags.push(e);
+                break;
+            }
+        };
+        let q_start = pos + blk.rest;
+        // the query runs to the next top-level semicolon
+        let mut depth = 0i32;
+        let mut q_end = tokens.len();
+        for (i, t) in tokens.iter().enumerate().skip(q_start) {
+            match t.token {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                Token::SemiColon if depth == 0 => {
+                    q_end = i;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let header = interpret(file, &blk.items, blk.span, &mut diags);
+        if !sql::has_content(&tokens[q_start..q_end]) {
+            diags.push(Diagnostic::at(Problem::MissingQuery { kind: "AUDIT".into() }, Location::from_span(file, blk.span)));
+        } else if let Some((name, loc, defaults, blocking)) = header {
+            match sql::prepare_query(&tokens[q_start..q_end], file, dialect, true) {
+                Ok((query, warnings)) => {
+                    diags.extend(warnings);
+                    out.push(AuditDef { name, file: file.into(), location: loc, query, defaults, blocking });
+                }
+                Err(e) => diags.extend(e),
+            }
+        }
+        pos = (q_end + 1).min(tokens.len());
+    }
+    (out, diags)
+}
+
+type Header = (String, Location, Vec<(String, String)>, Option<bool>);
+
+fn interpret(file: &str, items: &[Item], span: sqlparser::tokenizer::Span, diags: &mut Vec<Diagnostic>) -> Option<Header> {
+    const KNOWN: &[&str] = &["name", "blocking", "defaults", "dialect", "standalone"];
+    let mut name = None;
+    let mut defaults = vec![];
+    let mut blocking = None;
+    for item in items {
+        let Some((k, rest)) = key_value(item) else {
+            diags.push(Diagnostic::at(
+                Problem::BlockSyntax { block: "AUDIT", expected: "`property value`".into(), found: format!("`{item}`") },
+                Location::from_span(file, item.span),
+            ));
+            continue;
+        };
+        let key = k.ident().unwrap_or_default().to_ascii_lowercase();
+        let v = Value::new("audit property", rest, span_of(rest, k.span), file);
+        let r = match key.as_str() {
+            "name" => v.ident().map(|n| name = Some((n, v.location()))),
+            "blocking" => v.bool().map(|b| blocking = Some(b)),
+            "defaults" => v.items().map(|its| {
+                for it in its {
+                    if let [k, _op, rest @ ..] = it.terms.as_slice() {
+                        let val = Item { terms: rest.to_vec(), span: it.span };
+                        defaults.push((k.ident().unwrap_or_default().to_ascii_lowercase(), val.to_string()));
+                    }
+                }
+            }),
+            "dialect" | "standalone" => Ok(()),
+            _ => Err(Diagnostic::at(
+                Problem::UnknownProperty { name: key.clone(), known: KNOWN.to_vec(), suggestion: crate::suggest::closest(&key, KNOWN.iter().copied()) },
+                Location::from_span(file, k.span),
+            )),
+        };
+        if let Err(d) = r {
+            diags.push(d);
+        }
+    }
+    match name {
+        Some((n, loc)) => Some((n, loc, defaults, blocking)),
+        None => {
+            diags.push(Diagnostic::at(Problem::MissingName, Location::from_span(file, span)));
+            None
+        }
+    }
+}
+
+/// Check one model's audit call against the built-ins and the named audits.
+pub fn check_call(call: &AuditCall, named: &dyn Fn(&str) -> bool, named_names: &[&str]) -> Option<Diagnostic> {
+    if let Some((_, required)) = BUILTIN_AUDITS.iter().find(|(n, _)| *n == call.name) {
+        for arg in *required {
+            if !call.args.iter().any(|(k, _)| k == arg) {
+                return Some(Diagnostic::at(Problem::MissingAuditArgument { audit: call.name.clone(), arg }, call.location.clone()));
+            }
+        }
+        return None;
+    }
+    if named(&call.name) {
+        return None;
+    }
+    let candidates = BUILTIN_AUDITS.iter().map(|(n, _)| *n).chain(named_names.iter().copied());
+    Some(Diagnostic::at(
+        Problem::UnknownAudit { name: call.name.clone(), suggestion: crate::suggest::closest(&call.name, candidates) },
+        call.location.clone(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_several_audits_in_one_file() {
+        let (defs, diags) = parse_audit_file(
+            "audits/a.sql",
+            "AUDIT (name assert_positive, defaults (threshold := 0),);\nSELECT * FROM @this_model WHERE amount < @threshold_missing;\n",
+            Dialect::DuckDb,
+        );
+        assert!(defs.is_empty());
+        assert_eq!(diags[0].problem.code(), "unknown-macro");
+        let (defs, diags) = parse_audit_file(
+            "audits/a.sql",
+            "AUDIT (name a1); SELECT * FROM @this_model WHERE x < 0;\nAUDIT (name a2, blocking false); SELECT * FROM @THIS_MODEL WHERE (y IS NULL);",
+            Dialect::DuckDb,
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(defs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), vec!["a1", "a2"]);
+        assert_eq!(defs[1].blocking, Some(false));
+    }
+}

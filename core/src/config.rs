@@ -1,0 +1,365 @@
+//! `efmesh.toml`: the project's configuration, parsed and validated without touching the disk.
+//!
+//! The native side finds and reads the file and passes its text plus a way to look up
+//! environment variables; this module returns a typed [`Config`] or diagnostics that point
+//! at the offending line. Unknown keys are errors, because a silently ignored typo in a
+//! config (`memory_limt`) is worse than a refusal.
+
+use crate::diagnostic::{Diagnostic, Problem};
+use crate::location::Location;
+use crate::sql::Dialect;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+/// The name of the project file, found by walking up from the working directory.
+pub const CONFIG_FILE: &str = "efmesh.toml";
+
+type S = Spanned<String>;
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    project: RawProject,
+    engine: Option<RawEngine>,
+    state: Option<RawState>,
+    lake: Option<RawLake>,
+    ducklake: Option<RawDuckLake>,
+    #[serde(default)]
+    environments: BTreeMap<String, RawEnvironment>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawProject {
+    name: Option<S>,
+    start: Option<S>,
+    models: Option<Vec<S>>,
+    audits: Option<Vec<S>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEngine {
+    duckdb: Option<S>,
+    postgres: Option<S>,
+    #[serde(default)]
+    extensions: Vec<S>,
+    #[serde(default)]
+    settings: BTreeMap<String, toml::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawState {
+    sqlite: Option<S>,
+    postgres: Option<S>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLake {
+    path: S,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDuckLake {
+    catalog: S,
+    data_path: Option<S>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEnvironment {
+    #[serde(default)]
+    redacted: bool,
+}
+
+/// Where models are materialized and queried.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase", tag = "type")]
+pub enum EngineTarget {
+    /// A DuckDB database file, relative to the project root (or `:memory:`).
+    Duckdb { path: String },
+    /// A PostgreSQL connection URL.
+    Postgres { url: String },
+}
+
+/// Engine section: the target plus the startup capabilities that never enter fingerprints.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EngineConfig {
+    pub target: EngineTarget,
+    pub extensions: Vec<String>,
+    /// `SET key = value` applied at startup, rendered as SQL literals.
+    pub settings: BTreeMap<String, String>,
+}
+
+/// Where efmesh keeps snapshots, environments and the interval ledger.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase", tag = "type")]
+pub enum StateTarget {
+    Sqlite { path: String },
+    Postgres { url: String },
+}
+
+/// Per-environment policy.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct EnvironmentConfig {
+    /// Materialize redacted physics for models that declare `redact (...)`.
+    pub redacted: bool,
+}
+
+/// A validated `efmesh.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Config {
+    pub name: String,
+    /// Default history start for models that declare none.
+    pub start: Option<String>,
+    pub model_globs: Vec<String>,
+    pub audit_globs: Vec<String>,
+    pub engine: EngineConfig,
+    pub state: StateTarget,
+    pub lake_path: Option<String>,
+    pub ducklake_catalog: Option<String>,
+    pub ducklake_data_path: Option<String>,
+    pub environments: BTreeMap<String, EnvironmentConfig>,
+}
+
+impl Config {
+    /// The SQL dialect models are written in, which follows the engine.
+    pub fn dialect(&self) -> Dialect {
+        match self.engine.target {
+            EngineTarget::Duckdb { .. } => Dialect::DuckDb,
+            EngineTarget::Postgres { .. } => Dialect::Postgres,
+        }
+    }
+
+    /// The configuration a project gets when `efmesh.toml` only names it.
+    pub fn defaults(name: &str) -> Config {
+        Config {
+            name: name.to_string(),
+            start: None,
+            model_globs: vec!["models/**/*.sql".into()],
+            audit_globs: vec!["audits/**/*.sql".into()],
+            engine: EngineConfig {
+                target: EngineTarget::Duckdb { path: "efmesh.duckdb".into() },
+                extensions: vec![],
+                settings: BTreeMap::new(),
+            },
+            state: StateTarget::Sqlite { path: "efmesh.state.sqlite".into() },
+            lake_path: None,
+            ducklake_catalog: None,
+            ducklake_data_path: None,
+            environments: BTreeMap::new(),
+        }
+    }
+
+    /// Parse `text` (the contents of `file`), resolving `${VAR}` through `env`.
+    ///
+    /// Every problem found is returned, not only the first.
+    pub fn parse(
+        file: &str,
+        text: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config, Vec<Diagnostic>> {
+        let raw: RawConfig = match toml::from_str(text) {
+            Ok(r) => r,
+            Err(e) => {
+                let loc = e
+                    .span()
+                    .map(|r| byte_range_location(file, text, r))
+                    .unwrap_or_else(|| Location::file_only(file));
+                let message = e.message().trim().to_string();
+                return Err(vec![Diagnostic::at(Problem::ConfigSyntax { message }, loc)]);
+            }
+        };
+        let mut cx = Interp { file, text, env, diags: vec![] };
+        let mut cfg = Config::defaults("efmesh");
+        if let Some(n) = &raw.project.name {
+            cfg.name = cx.value(n);
+        }
+        if let Some(s) = &raw.project.start {
+            let v = cx.value(s);
+            if let Err(m) = crate::time::parse_instant(&v) {
+                cx.invalid(s, "project.start", m);
+            }
+            cfg.start = Some(v);
+        }
+        if let Some(m) = &raw.project.models {
+            cfg.model_globs = m.iter().map(|g| cx.glob(g, "project.models")).collect();
+        }
+        if let Some(a) = &raw.project.audits {
+            cfg.audit_globs = a.iter().map(|g| cx.glob(g, "project.audits")).collect();
+        }
+        if let Some(e) = &raw.engine {
+            cfg.engine.target = match (&e.duckdb, &e.postgres) {
+                (Some(_), Some(p)) => {
+                    cx.invalid(p, "engine", "set either `duckdb` or `postgres`, not both".into());
+                    cfg.engine.target
+                }
+                (Some(d), None) => EngineTarget::Duckdb { path: cx.value(d) },
+                (None, Some(p)) => EngineTarget::Postgres { url: cx.value(p) },
+                (None, None) => cfg.engine.target,
+            };
+            cfg.engine.extensions = e.extensions.iter().map(|x| cx.value(x)).collect();
+            for (k, v) in &e.settings {
+                let lit = match v {
+                    toml::Value::String(s) => format!("'{}'", s.replace('\'', "''")),
+                    toml::Value::Integer(i) => i.to_string(),
+                    toml::Value::Float(f) => f.to_string(),
+                    toml::Value::Boolean(b) => b.to_string(),
+                    _ => {
+                        cx.diags.push(Diagnostic::at(
+                            Problem::ConfigValue { key: format!("engine.settings.{k}"), message: "expected a string, number or boolean".into() },
+                            Location::file_only(file),
+                        ));
+                        continue;
+                    }
+                };
+                cfg.engine.settings.insert(k.clone(), lit);
+            }
+        }
+        if let Some(s) = &raw.state {
+            cfg.state = match (&s.sqlite, &s.postgres) {
+                (Some(_), Some(p)) => {
+                    cx.invalid(p, "state", "set either `sqlite` or `postgres`, not both".into());
+                    cfg.state
+                }
+                (Some(f), None) => StateTarget::Sqlite { path: cx.value(f) },
+                (None, Some(p)) => StateTarget::Postgres { url: cx.value(p) },
+                (None, None) => cfg.state,
+            };
+        }
+        if let Some(l) = &raw.lake {
+            cfg.lake_path = Some(cx.value(&l.path));
+        }
+        if let Some(d) = &raw.ducklake {
+            cfg.ducklake_catalog = Some(cx.value(&d.catalog));
+            cfg.ducklake_data_path = d.data_path.as_ref().map(|p| cx.value(p));
+        }
+        for (name, e) in &raw.environments {
+            cfg.environments.insert(name.clone(), EnvironmentConfig { redacted: e.redacted });
+        }
+        if cx.diags.is_empty() {
+            Ok(cfg)
+        } else {
+            Err(cx.diags)
+        }
+    }
+}
+
+/// Interpolation and validation context, collecting diagnostics as it goes.
+struct Interp<'a> {
+    file: &'a str,
+    text: &'a str,
+    env: &'a dyn Fn(&str) -> Option<String>,
+    diags: Vec<Diagnostic>,
+}
+
+impl Interp<'_> {
+    fn loc(&self, s: &S) -> Location {
+        byte_range_location(self.file, self.text, s.span())
+    }
+
+    fn invalid(&mut self, s: &S, key: &str, message: String) {
+        let loc = self.loc(s);
+        self.diags.push(Diagnostic::at(Problem::ConfigValue { key: key.into(), message }, loc));
+    }
+
+    /// Resolve `${VAR}` references in a string value.
+    fn value(&mut self, s: &S) -> String {
+        let raw = s.get_ref();
+        let mut out = String::with_capacity(raw.len());
+        let mut rest = raw.as_str();
+        while let Some(i) = rest.find("${") {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 2..];
+            match after.find('}') {
+                Some(j) => {
+                    let name = &after[..j];
+                    match (self.env)(name) {
+                        Some(v) => out.push_str(&v),
+                        None => {
+                            let loc = self.loc(s);
+                            self.diags.push(Diagnostic::at(Problem::MissingEnvVar { name: name.into() }, loc));
+                        }
+                    }
+                    rest = &after[j + 1..];
+                }
+                None => {
+                    out.push_str(&rest[i..]);
+                    rest = "";
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    fn glob(&mut self, s: &S, key: &str) -> String {
+        let v = self.value(s);
+        if let Err(e) = globset::Glob::new(&v) {
+            self.invalid(s, key, format!("`{v}` is not a valid glob: {e}"));
+        }
+        v
+    }
+}
+
+/// The line/column location of a byte range in `text`.
+pub fn byte_range_location(file: &str, text: &str, r: std::ops::Range<usize>) -> Location {
+    let pos = |b: usize| {
+        let b = b.min(text.len());
+        let before = &text[..b];
+        let line = before.matches('\n').count() as u64 + 1;
+        let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) as u64 + 1;
+        (line, col)
+    };
+    Location::new(file, pos(r.start), pos(r.end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn defaults_apply_when_sections_are_absent() {
+        let c = Config::parse("efmesh.toml", "[project]\nname = \"x\"\n", &no_env).unwrap();
+        assert_eq!(c.name, "x");
+        assert_eq!(c.model_globs, vec!["models/**/*.sql"]);
+        assert_eq!(c.engine.target, EngineTarget::Duckdb { path: "efmesh.duckdb".into() });
+        assert_eq!(c.state, StateTarget::Sqlite { path: "efmesh.state.sqlite".into() });
+    }
+
+    #[test]
+    fn unknown_keys_name_their_line() {
+        let err = Config::parse("efmesh.toml", "[project]\nname = \"x\"\n\n[engine]\nduckdb = \"a\"\nthreds = 4\n", &no_env).unwrap_err();
+        assert_eq!(err.len(), 1);
+        let loc = err[0].location.as_ref().unwrap();
+        assert_eq!(loc.line, 6, "{:?}", err[0]);
+        assert!(err[0].problem.to_string().contains("threds"));
+    }
+
+    #[test]
+    fn env_vars_interpolate_and_missing_ones_are_named() {
+        let env = |k: &str| (k == "PGPASS").then(|| "s3cret".to_string());
+        let c = Config::parse("efmesh.toml", "[state]\npostgres = \"postgres://u:${PGPASS}@h/db\"\n", &env).unwrap();
+        assert_eq!(c.state, StateTarget::Postgres { url: "postgres://u:s3cret@h/db".into() });
+        let err = Config::parse("efmesh.toml", "[state]\npostgres = \"postgres://u:${NOPE}@h/db\"\n", &env).unwrap_err();
+        assert_eq!(err[0].problem, Problem::MissingEnvVar { name: "NOPE".into() });
+        assert_eq!(err[0].location.as_ref().unwrap().line, 2);
+    }
+
+    #[test]
+    fn settings_render_as_sql_literals() {
+        let c = Config::parse("f", "[engine]\nduckdb = \"x.duckdb\"\nextensions = [\"httpfs\"]\n[engine.settings]\nthreads = 4\nmemory_limit = \"4GB\"\n", &no_env).unwrap();
+        assert_eq!(c.engine.settings["threads"], "4");
+        assert_eq!(c.engine.settings["memory_limit"], "'4GB'");
+        assert_eq!(c.dialect(), Dialect::DuckDb);
+    }
+}

@@ -1,0 +1,72 @@
+//! Fingerprints: the name of a model version.
+//!
+//! A fingerprint hashes a versioned payload of everything that shapes a model's data: its
+//! canonical SQL, kind and parameters, grain, declared column names and type families,
+//! target, a seed's content hash, the redaction list, and the parents' fingerprints. Things
+//! that only describe the model (cron, description, owner, tags, audits, answerable,
+//! caveats) are left out, so editing them never rebuilds anything.
+//!
+//! The payload is serialized to JSON with a fixed field order and hashed with SHA-256, which
+//! behaves identically natively and in WebAssembly. Golden tests freeze the result; changing
+//! the payload on purpose means bumping [`FINGERPRINT_VERSION`].
+
+use crate::model::{Kind, Model, Target};
+use crate::types::TypeFamily;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// The version of the fingerprint algorithm. Snapshots record it; a change re-plans every
+/// model as breaking.
+pub const FINGERPRINT_VERSION: u32 = 1;
+
+/// Hex characters of the SHA-256 digest kept as the fingerprint (128 bits).
+const FINGERPRINT_HEX_LEN: usize = 32;
+
+#[derive(Serialize)]
+struct Payload<'a> {
+    fingerprint_version: u32,
+    name: &'a str,
+    kind: &'a Kind,
+    query: Option<&'a str>,
+    grain: &'a [String],
+    columns: Option<Vec<(&'a str, TypeFamily)>>,
+    target: Target,
+    seed_hash: Option<&'a str>,
+    redact: &'a [String],
+    /// `(parent name, parent fingerprint)`, sorted by name.
+    parents: Vec<(&'a str, &'a str)>,
+}
+
+/// Compute a model's fingerprint from its definition, its seed file's hash (for SEED models)
+/// and its parents' fingerprints.
+pub fn fingerprint(model: &Model, seed_hash: Option<&str>, parents: &[(&str, &str)]) -> String {
+    let mut parents = parents.to_vec();
+    parents.sort();
+    parents.dedup();
+    let payload = Payload {
+        fingerprint_version: FINGERPRINT_VERSION,
+        name: &model.name,
+        kind: &model.kind,
+        query: model.query.as_ref().map(|q| q.canonical.as_str()),
+        grain: &model.grain,
+        columns: model.columns.as_ref().map(|cols| cols.iter().map(|c| (c.name.as_str(), c.family)).collect()),
+        target: model.target,
+        seed_hash,
+        redact: &model.redact,
+        parents,
+    };
+    let json = serde_json::to_vec(&payload).expect("payload serializes");
+    let mut hex = hex::encode(Sha256::digest(&json));
+    hex.truncate(FINGERPRINT_HEX_LEN);
+    hex
+}
+
+/// The SHA-256 hex digest of file content (seed files).
+pub fn content_hash(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// The short form used in physical names and human output.
+pub fn short(fp: &str) -> &str {
+    &fp[..fp.len().min(8)]
+}

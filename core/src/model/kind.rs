@@ -1,0 +1,323 @@
+//! Model kinds: how a model is materialized, with its parameters as SQLMesh spells them.
+
+use super::block::Term;
+use super::values::{key_value, span_of, Value};
+use crate::diagnostic::{Diagnostic, Problem};
+use crate::location::Location;
+use serde::Serialize;
+
+/// File formats an EXTERNAL model can read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileFormat {
+    Parquet,
+    Csv,
+    Json,
+}
+
+/// Where an EXTERNAL model's rows come from. Only this definition is fingerprinted, never the
+/// content behind it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExternalSource {
+    /// A table that already exists in the engine.
+    Table { table: String },
+    /// Files by path or glob.
+    Files { path: String, format: FileFormat, union_by_name: bool, hive_partitioning: bool },
+    /// An http(s) URL.
+    Url { url: String, format: FileFormat },
+}
+
+/// How a model is materialized. Serialized into the fingerprint payload, so every field here
+/// shapes the data; adding one is a `FINGERPRINT_VERSION` bump.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "name")]
+pub enum Kind {
+    #[serde(rename = "FULL")]
+    Full,
+    #[serde(rename = "VIEW")]
+    View { materialized: bool },
+    #[serde(rename = "EMBEDDED")]
+    Embedded,
+    #[serde(rename = "INCREMENTAL_BY_TIME_RANGE")]
+    IncrementalByTimeRange {
+        time_column: String,
+        time_column_format: Option<String>,
+        batch_size: Option<u32>,
+        lookback: u32,
+    },
+    #[serde(rename = "INCREMENTAL_BY_UNIQUE_KEY")]
+    IncrementalByUniqueKey { unique_key: Vec<String>, batch_size: Option<u32>, lookback: u32 },
+    #[serde(rename = "SCD_TYPE_2")]
+    ScdType2 {
+        unique_key: Vec<String>,
+        valid_from_name: String,
+        valid_to_name: String,
+        updated_at_name: String,
+        updated_at_as_valid_from: bool,
+        invalidate_hard_deletes: bool,
+    },
+    #[serde(rename = "SCD_TYPE_2_BY_COLUMN")]
+    ScdType2ByColumn {
+        unique_key: Vec<String>,
+        /// The compared columns; `["*"]` compares every column.
+        columns: Vec<String>,
+        valid_from_name: String,
+        valid_to_name: String,
+        execution_time_as_valid_from: bool,
+        invalidate_hard_deletes: bool,
+    },
+    #[serde(rename = "SEED")]
+    Seed { path: String },
+    #[serde(rename = "EXTERNAL")]
+    External { source: ExternalSource },
+}
+
+impl Kind {
+    /// The kind's name as written in a MODEL block.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::Full => "FULL",
+            Kind::View { .. } => "VIEW",
+            Kind::Embedded => "EMBEDDED",
+            Kind::IncrementalByTimeRange { .. } => "INCREMENTAL_BY_TIME_RANGE",
+            Kind::IncrementalByUniqueKey { .. } => "INCREMENTAL_BY_UNIQUE_KEY",
+            Kind::ScdType2 { .. } => "SCD_TYPE_2",
+            Kind::ScdType2ByColumn { .. } => "SCD_TYPE_2_BY_COLUMN",
+            Kind::Seed { .. } => "SEED",
+            Kind::External { .. } => "EXTERNAL",
+        }
+    }
+
+    /// Whether models of this kind are defined by a query (SEED and EXTERNAL are not).
+    pub fn has_query(&self) -> bool {
+        !matches!(self, Kind::Seed { .. } | Kind::External { .. })
+    }
+}
+
+/// Every kind name efmesh accepts (including SQLMesh's aliases), for suggestions.
+pub const KIND_NAMES: &[&str] = &[
+    "FULL", "VIEW", "EMBEDDED", "INCREMENTAL_BY_TIME_RANGE", "INCREMENTAL_BY_UNIQUE_KEY",
+    "SCD_TYPE_2", "SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN", "SEED", "EXTERNAL",
+];
+
+/// SQLMesh kind parameters that efmesh reads but does not act on.
+const IGNORED_KIND_PARAMS: &[&str] = &[
+    "forward_only", "disable_restatement", "on_destructive_change", "on_additive_change",
+    "auto_restatement_cron", "auto_restatement_intervals", "partition_by_time_column",
+    "batch_concurrency", "when_matched", "merge_filter", "time_data_type", "csv_settings",
+];
+
+/// Parse the value of `kind`: `NAME` or `NAME (param value, ...)`.
+pub fn parse_kind(v: &Value, warnings: &mut Vec<Diagnostic>) -> Result<Kind, Diagnostic> {
+    let (name_t, params) = match v.terms {
+        [n] => (n, None),
+        [n, p] if p.list().is_some() => (n, p.list()),
+        _ => return Err(v.invalid("a kind name, optionally followed by (parameters)")),
+    };
+    let Some(raw_name) = name_t.ident() else { return Err(v.invalid("a kind name")) };
+    let name = raw_name.to_ascii_uppercase();
+    let mut p = Params::new(&name, v.file);
+    for item in params.unwrap_or(&[]) {
+        let Some((k, rest)) = key_value(item) else {
+            return Err(Diagnostic::at(
+                Problem::InvalidValue { property: format!("kind {name}"), expected: "`parameter value` pairs".into() },
+                Location::from_span(v.file, item.span),
+            ));
+        };
+        p.entries.push((k.ident().unwrap_or_default().to_ascii_lowercase(), k, rest));
+    }
+    let kind = match name.as_str() {
+        "FULL" => Kind::Full,
+        "VIEW" => Kind::View { materialized: p.bool("materialized")?.unwrap_or(false) },
+        "EMBEDDED" => Kind::Embedded,
+        "INCREMENTAL_BY_TIME_RANGE" => {
+            let (time_column, time_column_format) = match p.take("time_column") {
+                None => return Err(p.missing("time_column", v)),
+                Some((_, terms)) => {
+                    let tv = Value::new("time_column", terms, span_of(terms, v.span), v.file);
+                    match terms {
+                        [t] if t.list().is_some() => {
+                            let items = t.list().unwrap_or(&[]);
+                            let col = items.first().and_then(|i| i.terms.first()).and_then(|t| t.ident());
+                            let fmt = items.get(1).and_then(|i| i.terms.first()).and_then(|t| t.scalar());
+                            match col {
+                                Some(c) => (c.to_ascii_lowercase(), fmt.map(str::to_string)),
+                                None => return Err(tv.invalid("a column name or (column, 'format')")),
+                            }
+                        }
+                        _ => (tv.ident()?, None),
+                    }
+                }
+            };
+            Kind::IncrementalByTimeRange {
+                time_column,
+                time_column_format,
+                batch_size: p.u32("batch_size")?,
+                lookback: p.u32("lookback")?.unwrap_or(0),
+            }
+        }
+        "INCREMENTAL_BY_UNIQUE_KEY" => Kind::IncrementalByUniqueKey {
+            unique_key: p.required_list("unique_key", v)?,
+            batch_size: p.u32("batch_size")?,
+            lookback: p.u32("lookback")?.unwrap_or(0),
+        },
+        "SCD_TYPE_2" | "SCD_TYPE_2_BY_TIME" => Kind::ScdType2 {
+            unique_key: p.required_list("unique_key", v)?,
+            valid_from_name: p.ident("valid_from_name")?.unwrap_or_else(|| "valid_from".into()),
+            valid_to_name: p.ident("valid_to_name")?.unwrap_or_else(|| "valid_to".into()),
+            updated_at_name: p.ident("updated_at_name")?.unwrap_or_else(|| "updated_at".into()),
+            updated_at_as_valid_from: p.bool("updated_at_as_valid_from")?.unwrap_or(false),
+            invalidate_hard_deletes: p.bool("invalidate_hard_deletes")?.unwrap_or(false),
+        },
+        "SCD_TYPE_2_BY_COLUMN" => Kind::ScdType2ByColumn {
+            unique_key: p.required_list("unique_key", v)?,
+            columns: match p.take("columns") {
+                None => return Err(p.missing("columns", v)),
+                Some((_, [t])) if matches!(&t.kind, super::block::TermKind::Op(s) if s == "*") => vec!["*".into()],
+                Some((_, terms)) => Value::new("columns", terms, span_of(terms, v.span), v.file).ident_list()?,
+            },
+            valid_from_name: p.ident("valid_from_name")?.unwrap_or_else(|| "valid_from".into()),
+            valid_to_name: p.ident("valid_to_name")?.unwrap_or_else(|| "valid_to".into()),
+            execution_time_as_valid_from: p.bool("execution_time_as_valid_from")?.unwrap_or(false),
+            invalidate_hard_deletes: p.bool("invalidate_hard_deletes")?.unwrap_or(false),
+        },
+        "SEED" => Kind::Seed {
+            path: match p.take("path") {
+                Some((_, terms)) => Value::new("path", terms, span_of(terms, v.span), v.file).text()?,
+                None => return Err(p.missing("path", v)),
+            },
+        },
+        "EXTERNAL" => Kind::External { source: external_source(&mut p, v)? },
+        _ => {
+            return Err(Diagnostic::at(
+                Problem::UnknownKind { name: raw_name.into(), suggestion: crate::suggest::closest(&name, KIND_NAMES.iter().copied()) },
+                Location::from_span(v.file, name_t.span),
+            ))
+        }
+    };
+    p.finish(&kind, warnings)?;
+    Ok(kind)
+}
+
+fn external_source(p: &mut Params, v: &Value) -> Result<ExternalSource, Diagnostic> {
+    let format = match p.take("format") {
+        Some((_, terms)) => {
+            let fv = Value::new("format", terms, span_of(terms, v.span), v.file);
+            Some(match fv.ident()?.as_str() {
+                "parquet" => FileFormat::Parquet,
+                "csv" => FileFormat::Csv,
+                "json" | "ndjson" => FileFormat::Json,
+                _ => return Err(fv.invalid("parquet, csv or json")),
+            })
+        }
+        None => None,
+    };
+    let table = p.ident("table")?;
+    let path = p.text("path")?;
+    let url = p.text("url")?;
+    let union_by_name = p.bool("union_by_name")?.unwrap_or(false);
+    let hive_partitioning = p.bool("hive_partitioning")?.unwrap_or(false);
+    let guess = |s: &str| {
+        let l = s.to_ascii_lowercase();
+        if l.contains(".csv") {
+            FileFormat::Csv
+        } else if l.contains(".json") {
+            FileFormat::Json
+        } else {
+            FileFormat::Parquet
+        }
+    };
+    match (table, path, url) {
+        (Some(table), None, None) => Ok(ExternalSource::Table { table }),
+        (None, Some(path), None) => {
+            let format = format.unwrap_or_else(|| guess(&path));
+            Ok(ExternalSource::Files { path, format, union_by_name, hive_partitioning })
+        }
+        (None, None, Some(url)) => {
+            let format = format.unwrap_or_else(|| guess(&url));
+            Ok(ExternalSource::Url { url, format })
+        }
+        _ => Err(v.invalid("exactly one source: `table schema.name`, `path '...'` or `url '...'`")),
+    }
+}
+
+/// The parameters of one kind, consumed by name so leftovers can be reported.
+struct Params<'a> {
+    kind: String,
+    file: &'a str,
+    entries: Vec<(String, &'a Term, &'a [Term])>,
+}
+
+impl<'a> Params<'a> {
+    fn new(kind: &str, file: &'a str) -> Self {
+        Params { kind: kind.into(), file, entries: vec![] }
+    }
+
+    fn take(&mut self, key: &str) -> Option<(&'a Term, &'a [Term])> {
+        let i = self.entries.iter().position(|(k, _, _)| k == key)?;
+        let (_, k, v) = self.entries.remove(i);
+        Some((k, v))
+    }
+
+    fn value(&mut self, key: &'a str) -> Option<Value<'a>> {
+        let (k, terms) = self.take(key)?;
+        Some(Value::new(key, terms, span_of(terms, k.span), self.file))
+    }
+
+    fn u32(&mut self, key: &'a str) -> Result<Option<u32>, Diagnostic> {
+        self.value(key).map(|v| v.u32()).transpose()
+    }
+    fn bool(&mut self, key: &'a str) -> Result<Option<bool>, Diagnostic> {
+        self.value(key).map(|v| v.bool()).transpose()
+    }
+    fn ident(&mut self, key: &'a str) -> Result<Option<String>, Diagnostic> {
+        self.value(key).map(|v| v.ident()).transpose()
+    }
+    fn text(&mut self, key: &'a str) -> Result<Option<String>, Diagnostic> {
+        self.value(key).map(|v| v.text()).transpose()
+    }
+
+    fn required_list(&mut self, key: &'static str, v: &Value) -> Result<Vec<String>, Diagnostic> {
+        match self.value(key) {
+            Some(val) => val.ident_list(),
+            None => Err(self.missing(key, v)),
+        }
+    }
+
+    fn missing(&self, param: &'static str, v: &Value) -> Diagnostic {
+        Diagnostic::at(Problem::MissingKindParameter { kind: self.kind.clone(), param }, v.location())
+    }
+
+    /// Report parameters nobody consumed: SQLMesh's ignored ones warn, others fail.
+    fn finish(self, kind: &Kind, warnings: &mut Vec<Diagnostic>) -> Result<(), Diagnostic> {
+        for (key, k, _) in self.entries {
+            let loc = Location::from_span(self.file, k.span);
+            if IGNORED_KIND_PARAMS.contains(&key.as_str()) {
+                warnings.push(Diagnostic::at(
+                    Problem::IgnoredProperty { name: format!("{} {key}", kind.name()), why: "a SQLMesh kind parameter efmesh does not act on; it is read and ignored" },
+                    loc,
+                ));
+            } else {
+                return Err(Diagnostic::at(
+                    Problem::UnknownKindParameter { kind: self.kind.clone(), param: key, known: known_params(kind) },
+                    loc,
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn known_params(kind: &Kind) -> Vec<&'static str> {
+    match kind {
+        Kind::Full | Kind::Embedded => vec![],
+        Kind::View { .. } => vec!["materialized"],
+        Kind::IncrementalByTimeRange { .. } => vec!["time_column", "batch_size", "lookback"],
+        Kind::IncrementalByUniqueKey { .. } => vec!["unique_key", "batch_size", "lookback"],
+        Kind::ScdType2 { .. } => vec!["unique_key", "valid_from_name", "valid_to_name", "updated_at_name", "updated_at_as_valid_from", "invalidate_hard_deletes"],
+        Kind::ScdType2ByColumn { .. } => vec!["unique_key", "columns", "valid_from_name", "valid_to_name", "execution_time_as_valid_from", "invalidate_hard_deletes"],
+        Kind::Seed { .. } => vec!["path"],
+        Kind::External { .. } => vec!["table", "path", "url", "format", "union_by_name", "hive_partitioning"],
+    }
+}

@@ -1,0 +1,397 @@
+//! Models: one `.sql` file each, a `MODEL (...)` block in SQLMesh's syntax plus one query.
+//!
+//! [`parse_model_file`] turns a file's text into a [`Model`] (or diagnostics) on its own,
+//! without looking at other models; cross-model checks (references, columns, cycles) happen
+//! when the project is assembled.
+
+pub mod block;
+pub mod kind;
+pub mod values;
+
+pub use kind::{ExternalSource, FileFormat, Kind};
+
+use crate::diagnostic::{Diagnostic, Problem};
+use crate::location::Location;
+use crate::sql::{self, Dialect, ModelQuery};
+use crate::types::TypeFamily;
+use block::{Item, TermKind};
+use serde::Serialize;
+use sqlparser::tokenizer::Tokenizer;
+use values::{key_value, span_of, Value};
+
+/// A declared output column.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ColumnDef {
+    /// Lower-cased name.
+    pub name: String,
+    /// The type as written (`DECIMAL(10, 2)`).
+    pub sql_type: String,
+    pub family: TypeFamily,
+}
+
+/// Where a model's physics lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Target {
+    #[default]
+    Table,
+    Parquet,
+    Ducklake,
+}
+
+/// What the model's data may be believed to answer, as its owner declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Answerable {
+    #[default]
+    Full,
+    Sampled,
+    Unobservable,
+}
+
+/// The granularity of a time-range model's intervals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IntervalUnit {
+    Minute,
+    Hour,
+    Day,
+}
+
+/// One audit applied to a model: a built-in or a named AUDIT, with its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuditCall {
+    pub name: String,
+    /// `(argument, value as SQL text)` in the order written.
+    pub args: Vec<(String, String)>,
+    #[serde(skip)]
+    pub location: Location,
+}
+
+/// A model as defined by its file.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// `schema.table`, lower-cased.
+    pub name: String,
+    /// The project-relative path of the file.
+    pub file: String,
+    pub name_location: Location,
+    pub kind: Kind,
+    pub start: Option<String>,
+    pub end: Option<String>,
+    pub cron: Option<String>,
+    pub interval_unit: Option<IntervalUnit>,
+    pub grain: Vec<String>,
+    pub columns: Option<Vec<ColumnDef>>,
+    pub audits: Vec<AuditCall>,
+    pub description: Option<String>,
+    pub owner: Option<String>,
+    pub tags: Vec<String>,
+    pub depends_on: Vec<(String, Location)>,
+    pub target: Target,
+    pub answerable: Answerable,
+    pub caveats: Vec<String>,
+    pub redact: Vec<String>,
+    pub batch_concurrency: Option<u32>,
+    /// The query, for kinds defined by one.
+    pub query: Option<ModelQuery>,
+}
+
+impl Model {
+    /// `(schema, table)`.
+    pub fn schema_table(&self) -> (&str, &str) {
+        self.name.split_once('.').unwrap_or(("", &self.name))
+    }
+}
+
+/// Properties efmesh understands.
+pub const KNOWN_PROPERTIES: &[&str] = &[
+    "name", "kind", "start", "end", "cron", "interval_unit", "grain", "grains", "columns",
+    "audits", "description", "owner", "tags", "depends_on", "target", "answerable", "caveats",
+    "redact", "batch_concurrency",
+];
+
+/// SQLMesh properties efmesh reads and deliberately ignores, with a warning.
+const IGNORED_PROPERTIES: &[&str] = &[
+    "dialect", "physical_properties", "virtual_properties", "session_properties",
+    "partitioned_by", "clustered_by", "storage_format", "table_format", "stamp", "enabled",
+    "allow_partials", "signals", "gateway", "optimize_query", "formatting", "project",
+    "cron_tz", "column_descriptions", "references", "physical_version", "ignored_rules",
+    "validate_query", "table_properties", "virtual_environment_mode", "on_destructive_change",
+];
+
+/// Parse one model file. Returns the model (when its block is usable) and every diagnostic,
+/// warnings included.
+pub fn parse_model_file(file: &str, text: &str, dialect: Dialect) -> (Option<Model>, Vec<Diagnostic>) {
+    let mut diags = vec![];
+    let d = dialect.parser();
+    let tokens = match Tokenizer::new(d.as_ref(), text).tokenize_with_location() {
+        Ok(t) => t,
+        Err(e) => {
+            let loc = Location::new(file, (e.location.line, e.location.column), (e.location.line, e.location.column + 1));
+            return (None, vec![Diagnostic::at(Problem::SqlTokenize { message: e.message }, loc)]);
+        }
+    };
+    let block = match block::parse_block("MODEL", "MODEL", &tokens, file) {
+        Ok(Some(b)) => b,
+        Ok(None) => {
+            let loc = tokens
+                .iter()
+                .find(|t| !matches!(t.token, sqlparser::tokenizer::Token::Whitespace(_)))
+                .map(|t| Location::from_span(file, t.span))
+                .unwrap_or_else(|| Location::file_only(file));
+            return (None, vec![Diagnostic::at(Problem::MissingModelBlock, loc)]);
+        }
+        Err(e) => return (None, vec![e]),
+    };
+    let model = interpret(file, &block.items, block.span, &mut diags);
+    let rest = &tokens[block.rest..];
+    let Some(mut model) = model else { return (None, diags) };
+    let block_loc = Location::from_span(file, block.span);
+    let has_query = sql::has_content(rest);
+    if model.kind.has_query() {
+        if !has_query {
+            diags.push(Diagnostic::at(Problem::MissingQuery { kind: model.kind.name().into() }, block_loc));
+            return (None, diags);
+        }
+        match sql::prepare_query(rest, file, dialect, false) {
+            Ok((q, warnings)) => {
+                diags.extend(warnings);
+                model.query = Some(q);
+            }
+            Err(errs) => {
+                diags.extend(errs);
+                return (None, diags);
+            }
+        }
+    } else if has_query {
+        let first = rest.iter().find(|t| !matches!(t.token, sqlparser::tokenizer::Token::Whitespace(_)));
+        let loc = first.map(|t| Location::from_span(file, t.span)).unwrap_or(block_loc);
+        diags.push(Diagnostic::at(Problem::UnexpectedQuery { kind: model.kind.name().into() }, loc));
+    }
+    if let Kind::External { .. } = model.kind {
+        if model.columns.is_none() {
+            diags.push(Diagnostic::at(Problem::ExternalWithoutColumns, model.name_location.clone()));
+        }
+    }
+    (Some(model), diags)
+}
+
+/// Interpret the block's items as model properties.
+fn interpret(file: &str, items: &[Item], block_span: sqlparser::tokenizer::Span, diags: &mut Vec<Diagnostic>) -> Option<Model> {
+    let mut seen: Vec<String> = vec![];
+    let mut name: Option<(String, Location)> = None;
+    let mut kind: Option<Kind> = None;
+    let mut m = Model {
+        name: String::new(),
+        file: file.to_string(),
+        name_location: Location::from_span(file, block_span),
+        kind: Kind::Full,
+        start: None,
+        end: None,
+        cron: None,
+        interval_unit: None,
+        grain: vec![],
+        columns: None,
+        audits: vec![],
+        description: None,
+        owner: None,
+        tags: vec![],
+        depends_on: vec![],
+        target: Target::Table,
+        answerable: Answerable::Full,
+        caveats: vec![],
+        redact: vec![],
+        batch_concurrency: None,
+        query: None,
+    };
+    let mut failed = false;
+    for item in items {
+        let Some((key_t, rest)) = key_value(item) else {
+            diags.push(Diagnostic::at(
+                Problem::BlockSyntax { block: "MODEL", expected: "`property value`".into(), found: format!("`{item}`") },
+                Location::from_span(file, item.span),
+            ));
+            failed = true;
+            continue;
+        };
+        let key = key_t.ident().unwrap_or_default().to_ascii_lowercase();
+        let key_loc = Location::from_span(file, key_t.span);
+        if seen.contains(&key) {
+            diags.push(Diagnostic::at(Problem::DuplicateProperty { name: key }, key_loc));
+            continue;
+        }
+        seen.push(key.clone());
+        if IGNORED_PROPERTIES.contains(&key.as_str()) {
+            diags.push(Diagnostic::at(
+                Problem::IgnoredProperty { name: key, why: "a SQLMesh property efmesh does not act on; it is read and ignored" },
+                key_loc,
+            ));
+            continue;
+        }
+        if !KNOWN_PROPERTIES.contains(&key.as_str()) {
+            let suggestion = crate::suggest::closest(&key, KNOWN_PROPERTIES.iter().copied());
+            diags.push(Diagnostic::at(Problem::UnknownProperty { name: key, known: KNOWN_PROPERTIES.to_vec(), suggestion }, key_loc));
+            failed = true;
+            continue;
+        }
+        let v = Value::new(KNOWN_PROPERTIES.iter().find(|k| **k == key).copied().unwrap_or("?"), rest, span_of(rest, key_t.span), file);
+        if rest.is_empty() {
+            diags.push(v.invalid("a value"));
+            failed = true;
+            continue;
+        }
+        let r: Result<(), Diagnostic> = (|| {
+            match key.as_str() {
+                "name" => {
+                    let n = v.ident()?;
+                    let parts: Vec<&str> = n.split('.').collect();
+                    if parts.len() != 2 || parts.iter().any(|p| p.is_empty()) {
+                        return Err(Diagnostic::at(Problem::InvalidName { name: n }, v.location()));
+                    }
+                    name = Some((n, v.location()));
+                }
+                "kind" => kind = Some(kind::parse_kind(&v, diags)?),
+                "start" | "end" => {
+                    let s = v.scalar()?;
+                    if let Err(msg) = crate::time::parse_instant(&s) {
+                        return Err(v.invalid(&msg));
+                    }
+                    if key == "start" { m.start = Some(s) } else { m.end = Some(s) }
+                }
+                "cron" => m.cron = Some(v.text()?),
+                "interval_unit" => {
+                    m.interval_unit = Some(match v.ident()?.as_str() {
+                        "minute" => IntervalUnit::Minute,
+                        "hour" => IntervalUnit::Hour,
+                        "day" => IntervalUnit::Day,
+                        _ => return Err(v.invalid("minute, hour or day")),
+                    })
+                }
+                "grain" | "grains" => m.grain = v.ident_list()?,
+                "columns" => m.columns = Some(parse_columns(&v)?),
+                "audits" => m.audits = parse_audits(&v)?,
+                "description" => m.description = Some(v.text()?),
+                "owner" => m.owner = Some(v.text()?),
+                "tags" => m.tags = v.text_list()?,
+                "depends_on" => {
+                    let loc = v.location();
+                    m.depends_on = v.ident_list()?.into_iter().map(|n| (n, loc.clone())).collect();
+                }
+                "target" => {
+                    m.target = match v.ident()?.as_str() {
+                        "table" => Target::Table,
+                        "parquet" => Target::Parquet,
+                        "ducklake" => Target::Ducklake,
+                        _ => return Err(v.invalid("table, parquet or ducklake")),
+                    }
+                }
+                "answerable" => {
+                    m.answerable = match v.ident()?.as_str() {
+                        "full" => Answerable::Full,
+                        "sampled" => Answerable::Sampled,
+                        "unobservable" => Answerable::Unobservable,
+                        _ => return Err(v.invalid("full, sampled or unobservable")),
+                    }
+                }
+                "caveats" => m.caveats = v.text_list()?,
+                "redact" => m.redact = v.ident_list()?,
+                "batch_concurrency" => m.batch_concurrency = Some(v.u32()?),
+                _ => unreachable!("every known property is handled"),
+            }
+            Ok(())
+        })();
+        if let Err(d) = r {
+            diags.push(d);
+            failed = true;
+        }
+    }
+    match name {
+        Some((n, loc)) => {
+            m.name = n;
+            m.name_location = loc;
+        }
+        None => {
+            diags.push(Diagnostic::at(Problem::MissingName, Location::from_span(file, block_span)));
+            return None;
+        }
+    }
+    if let Some(k) = kind {
+        m.kind = k;
+    } else if seen.contains(&"kind".to_string()) {
+        failed = true;
+    }
+    (!failed).then_some(m)
+}
+
+fn parse_columns(v: &Value) -> Result<Vec<ColumnDef>, Diagnostic> {
+    let mut out: Vec<ColumnDef> = vec![];
+    for item in v.items()? {
+        let (name_t, ty) = match item.terms.split_first() {
+            Some((n, ty)) if n.ident().is_some() && !ty.is_empty() => (n, ty),
+            _ => {
+                return Err(Diagnostic::at(
+                    Problem::InvalidValue { property: "columns".into(), expected: "`name TYPE` entries".into() },
+                    Location::from_span(v.file, item.span),
+                ))
+            }
+        };
+        let ty_item = Item { terms: ty.to_vec(), span: span_of(ty, item.span) };
+        let sql_type = ty_item.to_string();
+        let name = name_t.ident().unwrap_or_default().to_ascii_lowercase();
+        if out.iter().any(|c| c.name == name) {
+            return Err(Diagnostic::at(Problem::DuplicateProperty { name: format!("columns.{name}") }, Location::from_span(v.file, name_t.span)));
+        }
+        out.push(ColumnDef { name, family: TypeFamily::of(&sql_type), sql_type });
+    }
+    Ok(out)
+}
+
+fn parse_audits(v: &Value) -> Result<Vec<AuditCall>, Diagnostic> {
+    // `audits (a, b(x := 1))` or a single `audits a`
+    let single;
+    let items: &[Item] = match v.terms {
+        [t] if matches!(t.kind, TermKind::Tuple(_) | TermKind::Array(_)) => t.list().unwrap_or(&[]),
+        terms => {
+            single = [Item { terms: terms.to_vec(), span: v.span }];
+            &single
+        }
+    };
+    let bad = |span| {
+        Diagnostic::at(
+            Problem::InvalidValue { property: "audits".into(), expected: "audit names, optionally with (argument := value, ...)".into() },
+            Location::from_span(v.file, span),
+        )
+    };
+    let mut out = vec![];
+    for item in items {
+        let (name, args) = match item.terms.as_slice() {
+            [n] if n.ident().is_some() => (n, &[][..]),
+            [n, a] if n.ident().is_some() && matches!(a.kind, TermKind::Tuple(_)) => (n, a.list().unwrap_or(&[])),
+            _ => return Err(bad(item.span)),
+        };
+        let mut parsed = vec![];
+        for arg in args {
+            match arg.terms.as_slice() {
+                [k, op, rest @ ..]
+                    if k.ident().is_some()
+                        && matches!(&op.kind, TermKind::Op(o) if o == ":=" || o == "=" || o == "=>")
+                        && !rest.is_empty() =>
+                {
+                    let val = Item { terms: rest.to_vec(), span: span_of(rest, arg.span) };
+                    parsed.push((k.ident().unwrap_or_default().to_ascii_lowercase(), val.to_string()));
+                }
+                _ => return Err(bad(arg.span)),
+            }
+        }
+        out.push(AuditCall {
+            name: name.ident().unwrap_or_default().to_ascii_lowercase(),
+            args: parsed,
+            location: Location::from_span(v.file, item.span),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,76 @@
+//! The final SQL of a model: its query with every reference resolved for a target and every
+//! time macro bound to an interval.
+//!
+//! `efmesh render` shows it; the executor runs it. Both go through [`render_model`], so what
+//! a user reads is what the engine gets.
+
+use crate::model::{ExternalSource, FileFormat, Kind};
+use crate::naming;
+use crate::project::Project;
+use crate::sql::render::{render, Relation, RenderError};
+use chrono::NaiveDateTime;
+
+/// Where references point.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RelationTarget {
+    /// The views of an environment (what `render --env` shows).
+    Environment(String),
+    /// Physical tables, by fingerprint: a version always reads the exact parent versions it
+    /// was fingerprinted with.
+    Physical,
+}
+
+fn quote_literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// The table expression that reads an EXTERNAL model's source.
+pub fn external_relation(source: &ExternalSource) -> Relation {
+    let reader = |f: FileFormat| match f {
+        FileFormat::Parquet => "read_parquet",
+        FileFormat::Csv => "read_csv",
+        FileFormat::Json => "read_json",
+    };
+    match source {
+        ExternalSource::Table { table } => Relation::Name(table.clone()),
+        ExternalSource::Files { path, format, union_by_name, hive_partitioning } => {
+            let mut args = vec![quote_literal(path)];
+            if *union_by_name {
+                args.push("union_by_name = true".into());
+            }
+            if *hive_partitioning {
+                args.push("hive_partitioning = true".into());
+            }
+            Relation::Expr(format!("{}({})", reader(*format), args.join(", ")))
+        }
+        ExternalSource::Url { url, format } => Relation::Expr(format!("{}({})", reader(*format), quote_literal(url))),
+    }
+}
+
+/// Render model `i` of `project` for `target`, binding macros to `[start, end)`.
+pub fn render_model(project: &Project, i: usize, target: &RelationTarget, start: NaiveDateTime, end: NaiveDateTime) -> Result<String, RenderError> {
+    let m = &project.models[i];
+    let Some(q) = &m.query else {
+        return Err(RenderError(format!("{} model `{}` has no query", m.kind.name(), m.name)));
+    };
+    let resolve = |name: &str| -> Option<Relation> {
+        let p = project.index_of(name)?;
+        let parent = &project.models[p];
+        match &parent.kind {
+            Kind::External { source } => Some(external_relation(source)),
+            Kind::Embedded => render_model(project, p, target, start, end).ok().map(|sql| Relation::Expr(format!("({sql})"))),
+            _ => Some(Relation::Name(match target {
+                RelationTarget::Environment(env) => {
+                    let (s, t) = naming::view_name(env, &parent.name);
+                    format!("{s}.{t}")
+                }
+                RelationTarget::Physical => {
+                    let (s, t) = naming::physical_name(&parent.name, &project.fingerprints[p]);
+                    format!("{s}.{t}")
+                }
+            })),
+        }
+    };
+    let bind = |name: &str| crate::time::bind_macro(name, start, end);
+    render(q, project.config.dialect(), &resolve, &bind)
+}

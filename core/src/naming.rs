@@ -1,0 +1,60 @@
+//! Names of things in the engine: environment views and physical tables.
+//!
+//! A version lives in exactly one physical table named by its fingerprint; an environment is a
+//! set of views over those tables. `prod` is special only in that its views carry the plain
+//! `schema.table` name that consumers query.
+
+/// The environment whose views use plain model names.
+pub const PROD: &str = "prod";
+
+/// The schema that holds every physical table.
+pub const PHYSICAL_SCHEMA: &str = "_efmesh";
+
+/// Why an environment name was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("`{0}` is not a valid environment name: use lower-case letters, digits and `_`, starting with a letter")]
+pub struct InvalidEnvironment(pub String);
+
+/// Validate an environment name; it becomes part of schema names.
+pub fn validate_env(env: &str) -> Result<(), InvalidEnvironment> {
+    let ok = env.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && env.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !env.contains("__");
+    if ok {
+        Ok(())
+    } else {
+        Err(InvalidEnvironment(env.to_string()))
+    }
+}
+
+/// `(schema, table)` of the view a model gets in `env`: `<env>__<schema>.<table>`, or
+/// `<schema>.<table>` in prod.
+pub fn view_name(env: &str, model: &str) -> (String, String) {
+    let (schema, table) = model.split_once('.').unwrap_or(("main", model));
+    if env == PROD {
+        (schema.to_string(), table.to_string())
+    } else {
+        (format!("{env}__{schema}"), table.to_string())
+    }
+}
+
+/// `(schema, table)` of a version's physical table: `_efmesh.<schema>__<table>__<fp8>`.
+pub fn physical_name(model: &str, fingerprint: &str) -> (String, String) {
+    let (schema, table) = model.split_once('.').unwrap_or(("main", model));
+    let fp8 = &fingerprint[..fingerprint.len().min(8)];
+    (PHYSICAL_SCHEMA.to_string(), format!("{schema}__{table}__{fp8}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_documented_shapes() {
+        assert_eq!(view_name("prod", "med.moves"), ("med".into(), "moves".into()));
+        assert_eq!(view_name("dev", "med.moves"), ("dev__med".into(), "moves".into()));
+        assert_eq!(physical_name("med.moves", "0123456789abcdef"), ("_efmesh".into(), "med__moves__01234567".into()));
+        assert!(validate_env("dev_2").is_ok());
+        assert!(validate_env("Dev").is_err() && validate_env("a-b").is_err() && validate_env("").is_err() && validate_env("a__b").is_err());
+    }
+}

@@ -1,0 +1,127 @@
+//! SQL analysis on top of sqlparser: macros, canonical form, references, columns, rendering.
+//!
+//! Everything here works on sqlparser's tokens and AST so that the same code computes the
+//! same canonical form natively and in WebAssembly.
+
+pub mod canonical;
+pub mod columns;
+pub mod macros;
+pub mod references;
+pub mod render;
+
+use crate::diagnostic::{Diagnostic, Problem};
+use crate::location::Location;
+use serde::Serialize;
+use sqlparser::ast::{Query, Statement};
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Span, Token, TokenWithSpan};
+
+/// The SQL dialect a project is written in. It follows the engine, because efmesh does not
+/// transpile: you write your engine's SQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    DuckDb,
+    Postgres,
+}
+
+impl Dialect {
+    /// The sqlparser dialect that tokenizes and parses this SQL.
+    pub fn parser(self) -> Box<dyn sqlparser::dialect::Dialect> {
+        match self {
+            Dialect::DuckDb => Box::new(sqlparser::dialect::DuckDbDialect {}),
+            Dialect::Postgres => Box::new(sqlparser::dialect::PostgreSqlDialect {}),
+        }
+    }
+}
+
+/// How well efmesh understood a model's query.
+#[derive(Debug, Clone)]
+pub enum QueryForm {
+    /// Fully parsed: references, columns and rendering work on the AST.
+    Parsed(Box<Query>),
+    /// sqlparser lacks the syntax (DuckDB's PIVOT statement, ASOF JOIN, ...). The model still
+    /// plans from a token-level canonical form; column-level checks are off.
+    Fallback { tokens: Vec<TokenWithSpan>, parser_error: String },
+}
+
+/// A model's (or audit's) query, prepared for analysis.
+#[derive(Debug, Clone)]
+pub struct ModelQuery {
+    pub form: QueryForm,
+    /// The canonical text that enters the fingerprint: normalized case, no comments or
+    /// formatting, time macros as placeholders.
+    pub canonical: String,
+    pub span: Span,
+}
+
+impl ModelQuery {
+    /// The parsed AST, when the full parse succeeded.
+    pub fn ast(&self) -> Option<&Query> {
+        match &self.form {
+            QueryForm::Parsed(q) => Some(q),
+            QueryForm::Fallback { .. } => None,
+        }
+    }
+}
+
+/// Whether the tokens hold anything but whitespace, comments and semicolons.
+pub fn has_content(tokens: &[TokenWithSpan]) -> bool {
+    tokens.iter().any(|t| !matches!(t.token, Token::Whitespace(_) | Token::SemiColon))
+}
+
+/// Turn the tokens after a MODEL/AUDIT block into a [`ModelQuery`].
+///
+/// `audit` enables `@this_model`. Returns warnings alongside the query (a fallback parse), or
+/// the errors that make the query unusable.
+pub fn prepare_query(
+    tokens: &[TokenWithSpan],
+    file: &str,
+    dialect: Dialect,
+    audit: bool,
+) -> Result<(ModelQuery, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let tokens = macros::fold_macros(tokens, file, audit)?;
+    let normalized = canonical::normalize_tokens(&tokens);
+    let significant: Vec<&TokenWithSpan> = normalized
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::SemiColon))
+        .collect();
+    let span = match (significant.first(), significant.last()) {
+        (Some(a), Some(b)) => a.span.union(&b.span),
+        _ => Span::empty(),
+    };
+    let d = dialect.parser();
+    let parsed = Parser::new(d.as_ref()).with_tokens_with_locations(normalized.clone()).parse_statements();
+    match parsed {
+        Ok(mut stmts) => {
+            if stmts.len() != 1 {
+                return Err(vec![Diagnostic::at(Problem::MultipleStatements { count: stmts.len() }, Location::from_span(file, span))]);
+            }
+            match stmts.pop() {
+                Some(Statement::Query(q)) => {
+                    let canonical = q.to_string();
+                    Ok((ModelQuery { form: QueryForm::Parsed(q), canonical, span }, vec![]))
+                }
+                _ => Err(vec![Diagnostic::at(Problem::NotAQuery, Location::from_span(file, span))]),
+            }
+        }
+        Err(e) => {
+            let parser_error = e.to_string().trim_start_matches("sql parser error: ").to_string();
+            let canonical = canonical::fallback_canonical(&normalized);
+            let at = error_position(&parser_error)
+                .map(|(l, c)| Location::new(file, (l, c), (l, c + 1)))
+                .unwrap_or_else(|| Location::from_span(file, span));
+            let parser_error = parser_error.split(" at Line: ").next().unwrap_or_default().to_string();
+            let warning = Diagnostic::at(Problem::FallbackParse { parser_error: parser_error.clone() }, at);
+            Ok((ModelQuery { form: QueryForm::Fallback { tokens, parser_error }, canonical, span }, vec![warning]))
+        }
+    }
+}
+
+/// The `(line, column)` sqlparser appends to its messages (`... at Line: 3, Column: 7`).
+fn error_position(message: &str) -> Option<(u64, u64)> {
+    let rest = message.rsplit_once(" at Line: ")?.1;
+    let (line, col) = rest.split_once(", Column: ")?;
+    let col: String = col.chars().take_while(|c| c.is_ascii_digit()).collect();
+    Some((line.trim().parse().ok()?, col.parse().ok()?))
+}

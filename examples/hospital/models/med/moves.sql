@@ -1,0 +1,32 @@
+MODEL (
+  name med.moves,
+  kind INCREMENTAL_BY_TIME_RANGE (
+    time_column moved_at,
+    batch_size 7,
+    lookback 1
+  ),
+  cron '@daily',
+  interval_unit day,
+  columns (
+    move_id BIGINT,
+    patient_id BIGINT,
+    dept_code VARCHAR,
+    moved_at TIMESTAMP,
+    moved_on DATE
+  ),
+  grain move_id,
+  audits (
+    not_null(columns := (move_id, patient_id, dept_code, moved_at)),
+    unique_values(columns := (move_id))
+  )
+);
+
+SELECT
+  m.move_id,
+  m.patient_id,
+  m.dept_code,
+  m.moved_at,
+  CAST(m.moved_at AS DATE) AS moved_on
+FROM raw.movements AS m
+WHERE m.moved_at >= @start
+  AND m.moved_at < @end

@@ -1,0 +1,204 @@
+//! The `efmesh` command line: clap definitions and the thin dispatch onto the library.
+
+use crate::{report, Efmesh, Error, RenderOptions};
+use clap::{Parser, Subcommand, ValueEnum};
+use efmesh_core::{Diagnostic, API_VERSION};
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  ok
+  1  error (bad project, engine or state failure)
+  2  awaiting a human (a plan with changes, applied without --yes in a non-TTY)";
+
+/// SQL models, fingerprinted and planned as diffs, applied to DuckDB.
+#[derive(Debug, Parser)]
+#[command(name = "efmesh", version, after_help = EXIT_CODES)]
+pub struct Cli {
+    /// Run as if started in DIR (the project is found by walking up from there).
+    #[arg(short = 'C', long = "project", global = true, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Minimum level of logs written to stderr.
+    #[arg(long, global = true, value_enum, default_value_t = LogLevel::Info)]
+    pub log_level: LogLevel,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Log levels for `--log-level`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Load the project and check every model, reference and column; changes nothing.
+    Check {
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the final SQL of a model, as it would run.
+    Render {
+        /// The model, as `schema.table`.
+        model: String,
+        /// Render references to this environment's views (default: prod).
+        #[arg(long)]
+        env: Option<String>,
+        /// Start of the interval the time macros bind to (default: the model's start).
+        #[arg(long)]
+        start: Option<String>,
+        /// End of that interval, exclusive (default: one interval after start).
+        #[arg(long)]
+        end: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the models in topological order with kinds, dependencies and fingerprints.
+    Graph {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Serialize)]
+struct Envelope<T: Serialize> {
+    #[serde(rename = "apiVersion")]
+    api_version: u32,
+    #[serde(flatten)]
+    body: T,
+}
+
+fn print_json<T: Serialize>(body: T) {
+    let v = Envelope { api_version: API_VERSION, body };
+    println!("{}", serde_json::to_string_pretty(&v).expect("JSON output serializes"));
+}
+
+#[derive(Serialize)]
+struct CheckJson<'a> {
+    ok: bool,
+    models: usize,
+    errors: usize,
+    warnings: usize,
+    diagnostics: &'a [Diagnostic],
+}
+
+#[derive(Serialize)]
+struct ErrorJson<'a> {
+    ok: bool,
+    error: ErrorBody,
+    diagnostics: &'a [Diagnostic],
+}
+
+#[derive(Serialize)]
+struct ErrorBody {
+    code: &'static str,
+    message: String,
+    help: Option<String>,
+}
+
+fn stderr_color() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// Report a fatal error in the requested format and return exit code 1.
+fn fail(err: Error, json: bool) -> ExitCode {
+    let empty = vec![];
+    let (diags, files) = match &err {
+        Error::Invalid(f) => (&f.diagnostics, Some(&f.files)),
+        _ => (&empty, None),
+    };
+    if json {
+        print_json(ErrorJson { ok: false, error: ErrorBody { code: err.code(), message: err.to_string(), help: err.help() }, diagnostics: diags });
+    } else {
+        if let Some(files) = files {
+            report::print_diagnostics(diags, files, stderr_color());
+        }
+        eprintln!("error: {err}");
+        if let Some(h) = err.help() {
+            eprintln!("  help: {h}");
+        }
+    }
+    ExitCode::from(1)
+}
+
+fn init_logging(level: LogLevel) {
+    let lvl = match level {
+        LogLevel::Error => tracing::Level::ERROR,
+        LogLevel::Warn => tracing::Level::WARN,
+        LogLevel::Info => tracing::Level::INFO,
+        LogLevel::Debug => tracing::Level::DEBUG,
+        LogLevel::Trace => tracing::Level::TRACE,
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(lvl)
+        .with_ansi(stderr_color())
+        .with_target(false)
+        .try_init();
+}
+
+/// Run the parsed command line and return the process exit code.
+pub fn run(cli: Cli) -> ExitCode {
+    init_logging(cli.log_level);
+    let dir = cli.project.clone().unwrap_or_else(|| PathBuf::from("."));
+    match cli.command {
+        Command::Check { json } => match crate::check(&dir) {
+            Err(e) => fail(e, json),
+            Ok(report) => {
+                let ok = report.errors() == 0;
+                let models = report.project.as_ref().map(|p| p.models.len()).unwrap_or(0);
+                if json {
+                    print_json(CheckJson { ok, models, errors: report.errors(), warnings: report.warnings(), diagnostics: &report.diagnostics });
+                } else {
+                    report::print_diagnostics(&report.diagnostics, &report.files, stderr_color());
+                    if ok {
+                        println!("ok: {models} models checked, {} warning(s)", report.warnings());
+                    } else {
+                        eprintln!("error: {} error(s), {} warning(s); nothing was run", report.errors(), report.warnings());
+                    }
+                }
+                ExitCode::from(if ok { 0 } else { 1 })
+            }
+        },
+        Command::Graph { json } => match Efmesh::open(&dir) {
+            Err(e) => fail(e, json),
+            Ok(p) => {
+                let g = p.graph();
+                if json {
+                    print_json(&g);
+                } else {
+                    let width = g.models.iter().map(|m| m.name.len()).max().unwrap_or(0);
+                    for m in &g.models {
+                        let deps = if m.deps.is_empty() { String::new() } else { format!("  <- {}", m.deps.join(", ")) };
+                        println!("{:width$}  {:<25}  {}{}", m.name, m.kind, efmesh_core::fingerprint::short(&m.fingerprint), deps);
+                    }
+                }
+                ExitCode::SUCCESS
+            }
+        },
+        Command::Render { model, env, start, end, json } => {
+            let r = Efmesh::open(&dir).and_then(|p| p.render(&model, &RenderOptions { env, start, end }));
+            match r {
+                Err(e) => fail(e, json),
+                Ok(r) => {
+                    if json {
+                        print_json(&r);
+                    } else {
+                        println!("-- {} in {} for [{}, {})", r.model, r.env, r.start, r.end);
+                        println!("{}", r.sql);
+                    }
+                    ExitCode::SUCCESS
+                }
+            }
+        }
+    }
+}

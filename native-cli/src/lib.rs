@@ -1,0 +1,226 @@
+//! efmesh: SQL models fingerprinted by their canonical AST, planned as diffs against an
+//! environment, and applied to DuckDB.
+//!
+//! This crate is the native half: it finds a project on disk, reads its files, and hands them
+//! to [`efmesh_core`], which does the thinking without I/O. The `efmesh` binary is a thin
+//! layer over the [`Efmesh`] facade, so everything the CLI does is available to Rust code.
+//!
+//! ```
+//! # let dir = tempfile::tempdir().unwrap();
+//! # std::fs::create_dir_all(dir.path().join("models")).unwrap();
+//! # std::fs::write(dir.path().join("efmesh.toml"), "[project]\nname = \"demo\"\n").unwrap();
+//! # std::fs::write(dir.path().join("models/a.sql"), "MODEL (name s.a, kind FULL, columns (id INT));\nSELECT 1 AS id").unwrap();
+//! # std::fs::write(dir.path().join("models/b.sql"), "MODEL (name s.b, kind VIEW);\nSELECT id FROM s.a").unwrap();
+//! let project = efmesh::Efmesh::open(dir.path())?;
+//! let graph = project.graph();
+//! assert_eq!(graph.models.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["s.a", "s.b"]);
+//! assert_eq!(project.render("s.b", &efmesh::RenderOptions::default())?.sql, "SELECT id FROM s.a");
+//! # Ok::<(), efmesh::Error>(())
+//! ```
+
+pub mod discover;
+pub mod error;
+pub mod cli;
+pub mod report;
+
+pub use efmesh_core as core;
+pub use error::{CheckFailure, Error};
+
+use chrono::{NaiveDateTime, Utc};
+use efmesh_core::config::{Config, CONFIG_FILE};
+use efmesh_core::external_yaml::EXTERNAL_MODELS_FILE;
+use efmesh_core::model_sql::{render_model, RelationTarget};
+use efmesh_core::naming;
+use efmesh_core::project::{self, Project, ProjectSources, SourceText};
+use efmesh_core::Diagnostic;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The outcome of checking a project: every diagnostic plus the texts to render them.
+#[derive(Debug)]
+pub struct CheckReport {
+    pub root: PathBuf,
+    pub diagnostics: Vec<Diagnostic>,
+    pub files: BTreeMap<String, String>,
+    /// The project, when it checked without errors.
+    pub project: Option<Project>,
+}
+
+impl CheckReport {
+    pub fn errors(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+    pub fn warnings(&self) -> usize {
+        self.diagnostics.len() - self.errors()
+    }
+}
+
+/// An opened project that checked clean: the entry point of the library.
+#[derive(Debug)]
+pub struct Efmesh {
+    root: PathBuf,
+    project: Project,
+    warnings: Vec<Diagnostic>,
+}
+
+/// One model in [`Graph`]: the `efmesh graph --json` contract.
+#[derive(Debug, Clone, Serialize)]
+pub struct GraphModel {
+    pub name: String,
+    pub kind: String,
+    pub deps: Vec<String>,
+    pub fingerprint: String,
+}
+
+/// The model DAG in topological order.
+#[derive(Debug, Clone, Serialize)]
+pub struct Graph {
+    pub models: Vec<GraphModel>,
+}
+
+/// Options for [`Efmesh::render`].
+#[derive(Debug, Clone, Default)]
+pub struct RenderOptions {
+    /// Render references to this environment's views (default: prod, plain names).
+    pub env: Option<String>,
+    /// Interval bounds the time macros bind to (default: the model's start, one interval).
+    pub start: Option<String>,
+    pub end: Option<String>,
+}
+
+/// A rendered model: the SQL and the interval its macros were bound to.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rendered {
+    pub model: String,
+    pub env: String,
+    pub start: String,
+    pub end: String,
+    pub sql: String,
+}
+
+/// Read the process environment for `${VAR}` interpolation.
+fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Load and check the project whose root (or any subdirectory) is `dir`.
+///
+/// Only a missing project or unreadable files are `Err`; problems in the project itself are
+/// reported as diagnostics in the [`CheckReport`].
+pub fn check(dir: &Path) -> Result<CheckReport, Error> {
+    let root = discover::find_root(dir)?;
+    let read = |rel: &str| -> Result<String, Error> {
+        let p = root.join(rel);
+        std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))
+    };
+    let mut files = BTreeMap::new();
+    let config_text = read(CONFIG_FILE)?;
+    files.insert(CONFIG_FILE.to_string(), config_text.clone());
+    let config = match Config::parse(CONFIG_FILE, &config_text, &process_env) {
+        Ok(c) => c,
+        Err(diagnostics) => return Ok(CheckReport { root, diagnostics, files, project: None }),
+    };
+    let mut sources = ProjectSources { config: config.clone(), models: vec![], audits: vec![], external_models: None };
+    for path in discover::matching_files(&root, &config.model_globs)? {
+        let text = read(&path)?;
+        files.insert(path.clone(), text.clone());
+        sources.models.push(SourceText { path, text });
+    }
+    for path in discover::matching_files(&root, &config.audit_globs)? {
+        let text = read(&path)?;
+        files.insert(path.clone(), text.clone());
+        sources.audits.push(SourceText { path, text });
+    }
+    if root.join(EXTERNAL_MODELS_FILE).is_file() {
+        let text = read(EXTERNAL_MODELS_FILE)?;
+        files.insert(EXTERNAL_MODELS_FILE.to_string(), text.clone());
+        sources.external_models = Some(SourceText { path: EXTERNAL_MODELS_FILE.into(), text });
+    }
+    let mut read_seed = |rel: &str| std::fs::read(root.join(rel)).map_err(|e| e.to_string());
+    let loaded = project::load(sources, &mut read_seed);
+    Ok(CheckReport { root, diagnostics: loaded.diagnostics, files, project: loaded.project })
+}
+
+impl Efmesh {
+    /// Open the project at (or above) `dir`. Fails with [`Error::Invalid`] when it does not
+    /// check clean, carrying every diagnostic.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Efmesh, Error> {
+        let report = check(dir.as_ref())?;
+        match report.project {
+            Some(project) => Ok(Efmesh { root: report.root, project, warnings: report.diagnostics }),
+            None => Err(Error::Invalid(Box::new(CheckFailure { diagnostics: report.diagnostics, files: report.files }))),
+        }
+    }
+
+    /// The project root (the directory holding `efmesh.toml`).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The checked project.
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+
+    /// Warnings found while checking.
+    pub fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+
+    fn model_index(&self, name: &str) -> Result<usize, Error> {
+        self.project.index_of(name).ok_or_else(|| Error::UnknownModel {
+            name: name.to_string(),
+            suggestion: efmesh_core::suggest::closest(name, self.project.models.iter().map(|m| m.name.as_str())),
+        })
+    }
+
+    /// The DAG in topological order, with kinds, direct dependencies and fingerprints.
+    pub fn graph(&self) -> Graph {
+        let p = &self.project;
+        Graph {
+            models: p
+                .dag
+                .topological_order()
+                .iter()
+                .map(|&i| GraphModel {
+                    name: p.models[i].name.clone(),
+                    kind: p.models[i].kind.name().to_string(),
+                    deps: p.parent_names(i).into_iter().map(str::to_string).collect(),
+                    fingerprint: p.fingerprints[i].clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The final SQL of a model, references rendered to an environment's views.
+    pub fn render(&self, model: &str, opts: &RenderOptions) -> Result<Rendered, Error> {
+        let i = self.model_index(model)?;
+        let env = opts.env.clone().unwrap_or_else(|| naming::PROD.to_string());
+        naming::validate_env(&env).map_err(|e| Error::Argument { message: e.to_string(), help: None })?;
+        let m = &self.project.models[i];
+        let parse = |s: &str, what: &str| {
+            efmesh_core::time::parse_instant(s).map_err(|message| Error::Argument { message: format!("--{what}: {message}"), help: None })
+        };
+        let start: NaiveDateTime = match (&opts.start, &m.start, &self.project.config.start) {
+            (Some(s), _, _) | (None, Some(s), _) | (None, None, Some(s)) => parse(s, "start")?,
+            (None, None, None) => Utc::now().date_naive().and_hms_opt(0, 0, 0).expect("midnight exists"),
+        };
+        let step = match m.interval_unit {
+            Some(efmesh_core::model::IntervalUnit::Minute) => chrono::Duration::minutes(1),
+            Some(efmesh_core::model::IntervalUnit::Hour) => chrono::Duration::hours(1),
+            _ => chrono::Duration::days(1),
+        };
+        let end = match &opts.end {
+            Some(e) => parse(e, "end")?,
+            None => start + step,
+        };
+        if end <= start {
+            return Err(Error::Argument { message: format!("--end ({end}) must be after --start ({start})"), help: None });
+        }
+        let sql = render_model(&self.project, i, &RelationTarget::Environment(env.clone()), start, end)
+            .map_err(|e| Error::Render(e.to_string()))?;
+        let fmt = |t: NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+        Ok(Rendered { model: m.name.clone(), env, start: fmt(start), end: fmt(end), sql })
+    }
+}
