@@ -281,11 +281,13 @@ impl Serialize for Diagnostic {
     }
 }
 
-/// Sort diagnostics by file and position so output is stable across runs.
+/// Sort diagnostics errors first, then by file and position, so output is stable across runs
+/// and the problems that stop a command come first.
 pub fn sort(diags: &mut [Diagnostic]) {
     diags.sort_by(|a, b| {
         let key = |d: &Diagnostic| {
-            d.location.as_ref().map(|l| (l.file.clone(), l.line, l.column)).unwrap_or_default()
+            let pos = d.location.as_ref().map(|l| (l.file.clone(), l.line, l.column)).unwrap_or_default();
+            (!d.is_error(), pos)
         };
         key(a).cmp(&key(b))
     });

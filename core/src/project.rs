@@ -210,7 +210,12 @@ pub fn load(sources: ProjectSources, read_seed: &mut dyn FnMut(&str) -> Result<V
 
     let dag = match Dag::new(parents) {
         Ok(d) => d,
-        Err(cycle) => {
+        Err(mut cycle) => {
+            // start the cycle at its smallest name so the message is stable
+            cycle.pop();
+            let first = (0..cycle.len()).min_by_key(|&k| &models[cycle[k]].name).unwrap_or(0);
+            cycle.rotate_left(first);
+            cycle.push(cycle[0]);
             let path: Vec<String> = cycle.iter().map(|&i| models[i].name.clone()).collect();
             let mut d = Diagnostic::global(Problem::Cycle { path });
             for &i in &cycle[..cycle.len() - 1] {

@@ -1,0 +1,48 @@
+//! Helpers shared by the CLI tests: throwaway projects and the real binary.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+pub const CONFIG: &str = "[project]\nname = \"t\"\nstart = \"2026-01-01\"\n";
+
+/// A parent every small test project can read from.
+pub const EVENTS: (&str, &str) = (
+    "models/src/events.sql",
+    "MODEL (\n  name src.events,\n  kind EXTERNAL (table raw.events),\n  columns (case_id VARCHAR, moved_at TIMESTAMP, dept VARCHAR)\n);\n",
+);
+
+/// Write a project (with a default `efmesh.toml` unless one is given) into a temp dir.
+pub fn project(files: &[(&str, &str)]) -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    if !files.iter().any(|(p, _)| *p == "efmesh.toml") {
+        std::fs::write(dir.path().join("efmesh.toml"), CONFIG).unwrap();
+    }
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+/// The efmesh binary, without colors, run in `dir`.
+pub fn efmesh(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("efmesh").unwrap();
+    c.current_dir(dir).env("NO_COLOR", "1").env_remove("RUST_LOG");
+    c
+}
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Parse stdout as exactly one JSON object.
+pub fn json(out: &[u8]) -> serde_json::Value {
+    let text = std::str::from_utf8(out).unwrap();
+    let v: serde_json::Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}):\n{text}"));
+    assert_eq!(v["apiVersion"], 1, "every payload carries apiVersion 1");
+    v
+}
