@@ -7,6 +7,7 @@
 //!
 //! The SQL-analysis half (model files, sqlparser, project loading) sits behind the `analysis`
 //! feature, which is on by default; the browser bundle builds without it.
+#![warn(missing_docs)]
 
 pub mod diagnostic;
 pub mod location;

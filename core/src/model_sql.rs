@@ -47,8 +47,9 @@ pub fn external_relation(source: &ExternalSource) -> Relation {
     }
 }
 
-/// Render model `i` of `project` for `target`, binding macros to `[start, end)`.
-pub fn render_model(project: &Project, i: usize, target: &RelationTarget, start: NaiveDateTime, end: NaiveDateTime) -> Result<String, RenderError> {
+/// Render model `i` of `project` for `target`, binding macros to `[start, end)`; `pretty`
+/// formats it for reading.
+pub fn render_model(project: &Project, i: usize, target: &RelationTarget, start: NaiveDateTime, end: NaiveDateTime, pretty: bool) -> Result<String, RenderError> {
     let m = &project.models[i];
     let Some(q) = &m.query else {
         return Err(RenderError(format!("{} model `{}` has no query", m.kind.name(), m.name)));
@@ -58,7 +59,7 @@ pub fn render_model(project: &Project, i: usize, target: &RelationTarget, start:
         let parent = &project.models[p];
         match &parent.kind {
             Kind::External { source } => Some(external_relation(source)),
-            Kind::Embedded => render_model(project, p, target, start, end).ok().map(|sql| Relation::Expr(format!("({sql})"))),
+            Kind::Embedded => render_model(project, p, target, start, end, false).ok().map(|sql| Relation::Expr(format!("({sql})"))),
             _ => Some(Relation::Name(match target {
                 RelationTarget::Environment(env) => {
                     let (s, t) = naming::view_name(env, &parent.name);
@@ -72,5 +73,5 @@ pub fn render_model(project: &Project, i: usize, target: &RelationTarget, start:
         }
     };
     let bind = |name: &str| crate::time::bind_macro(name, start, end);
-    render(q, project.config.dialect(), &resolve, &bind)
+    render(q, project.config.dialect(), &resolve, &bind, pretty)
 }

@@ -186,7 +186,8 @@ pub fn run(cli: Cli) -> ExitCode {
             }
         },
         Command::Render { model, env, start, end, json } => {
-            let r = Efmesh::open(&dir).and_then(|p| p.render(&model, &RenderOptions { env, start, end }));
+            let opts = RenderOptions { env, start, end, pretty: !json };
+            let r = Efmesh::open(&dir).and_then(|p| p.render(&model, &opts));
             match r {
                 Err(e) => fail(e, json),
                 Ok(r) => {

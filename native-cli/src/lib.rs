@@ -20,6 +20,8 @@
 
 pub mod discover;
 pub mod error;
+#![warn(missing_docs)]
+
 pub mod cli;
 pub mod report;
 
@@ -87,6 +89,8 @@ pub struct RenderOptions {
     /// Interval bounds the time macros bind to (default: the model's start, one interval).
     pub start: Option<String>,
     pub end: Option<String>,
+    /// Lay the SQL out over indented lines.
+    pub pretty: bool,
 }
 
 /// A rendered model: the SQL and the interval its macros were bound to.
@@ -218,7 +222,7 @@ impl Efmesh {
         if end <= start {
             return Err(Error::Argument { message: format!("--end ({end}) must be after --start ({start})"), help: None });
         }
-        let sql = render_model(&self.project, i, &RelationTarget::Environment(env.clone()), start, end)
+        let sql = render_model(&self.project, i, &RelationTarget::Environment(env.clone()), start, end, opts.pretty)
             .map_err(|e| Error::Render(e.to_string()))?;
         let fmt = |t: NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%SZ").to_string();
         Ok(Rendered { model: m.name.clone(), env, start: fmt(start), end: fmt(end), sql })

@@ -30,12 +30,14 @@ pub enum Relation {
 pub struct RenderError(pub String);
 
 /// Render `query`: each model reference through `resolve` (`None` leaves it as written) and
-/// each time macro through `bind` (macro name without `@` → SQL literal).
+/// each time macro through `bind` (macro name without `@` → SQL literal). `pretty` lays the
+/// SQL out over indented lines for people; engines get the compact form.
 pub fn render(
     query: &ModelQuery,
     dialect: Dialect,
     resolve: &dyn Fn(&str) -> Option<Relation>,
     bind: &dyn Fn(&str) -> Option<String>,
+    pretty: bool,
 ) -> Result<String, RenderError> {
     match &query.form {
         QueryForm::Parsed(q) => {
@@ -44,6 +46,7 @@ pub fn render(
             let _ = q.visit(&mut r);
             match r.error {
                 Some(e) => Err(e),
+                None if pretty => Ok(format!("{q:#}")),
                 None => Ok(q.to_string()),
             }
         }
@@ -229,21 +232,21 @@ mod tests {
 
     #[test]
     fn rewrites_references_and_binds_macros() {
-        let out = render(&q("WITH src AS (SELECT 1 AS id) SELECT events.id FROM src.events WHERE d >= @start_ds"), Dialect::DuckDb, &resolve, &bind).unwrap();
+        let out = render(&q("WITH src AS (SELECT 1 AS id) SELECT events.id FROM src.events WHERE d >= @start_ds"), Dialect::DuckDb, &resolve, &bind, false).unwrap();
         assert_eq!(out, "WITH src AS (SELECT 1 AS id) SELECT events.id FROM dev__src.events WHERE d >= '2026-01-01'");
-        let out = render(&q("SELECT t.a FROM mart.t JOIN raw.files f ON true, med.helper"), Dialect::DuckDb, &resolve, &bind).unwrap();
+        let out = render(&q("SELECT t.a FROM mart.t JOIN raw.files f ON true, med.helper"), Dialect::DuckDb, &resolve, &bind, false).unwrap();
         assert_eq!(out, "SELECT t.a FROM _efmesh.mart__t__abcd1234 AS t JOIN read_parquet(['a.parquet'], union_by_name = true) f ON true, (SELECT 1 AS x) AS helper");
     }
 
     #[test]
     fn cte_shadowing_a_model_is_left_alone() {
-        let out = render(&q("WITH events AS (SELECT 1 AS id) SELECT id FROM events"), Dialect::DuckDb, &resolve, &bind).unwrap();
+        let out = render(&q("WITH events AS (SELECT 1 AS id) SELECT id FROM events"), Dialect::DuckDb, &resolve, &bind, false).unwrap();
         assert_eq!(out, "WITH events AS (SELECT 1 AS id) SELECT id FROM events");
     }
 
     #[test]
     fn fallback_queries_render_at_token_level() {
-        let out = render(&q("PIVOT src.events ON k USING sum(v) -- note\n WHERE d >= @start_ds"), Dialect::DuckDb, &resolve, &bind).unwrap();
+        let out = render(&q("PIVOT src.events ON k USING sum(v) -- note\n WHERE d >= @start_ds"), Dialect::DuckDb, &resolve, &bind, false).unwrap();
         assert_eq!(out, "PIVOT dev__src.events ON k USING sum(v) \n\n WHERE d >= '2026-01-01'");
     }
 }
