@@ -26,25 +26,44 @@ pub const BUILTIN_AUDITS: &[(&str, &[&str])] = &[
 /// A named audit defined in an AUDIT file.
 #[derive(Debug, Clone)]
 pub struct AuditDef {
+    /// The name models use to call it in `audits (...)`, lower-cased.
     pub name: String,
+    /// The project-relative path of the AUDIT file that defines it.
     pub file: String,
+    /// Where its `name` is written, for duplicate-audit diagnostics.
     pub location: Location,
+    /// The query for violating rows, with `@this_model` standing for the audited relation.
     pub query: ModelQuery,
     /// Default argument values from `defaults (...)`.
     pub defaults: Vec<(String, String)>,
+    /// Whether a failure stops the run; `None` when the block leaves it to the default.
     pub blocking: Option<bool>,
 }
 
 /// Parse an audit file, which may hold several `AUDIT (...); SELECT ...;` pairs.
-pub fn parse_audit_file(file: &str, text: &str, dialect: Dialect) -> (Vec<AuditDef>, Vec<Diagnostic>) {
+pub fn parse_audit_file(
+    file: &str,
+    text: &str,
+    dialect: Dialect,
+) -> (Vec<AuditDef>, Vec<Diagnostic>) {
     let mut diags = vec![];
     let mut out = vec![];
     let d = dialect.parser();
     let tokens = match Tokenizer::new(d.as_ref(), text).tokenize_with_location() {
         Ok(t) => t,
         Err(e) => {
-            let loc = Location::new(file, (e.location.line, e.location.column), (e.location.line, e.location.column + 1));
-            return (vec![], vec![Diagnostic::at(Problem::SqlTokenize { message: e.message }, loc)]);
+            let loc = Location::new(
+                file,
+                (e.location.line, e.location.column),
+                (e.location.line, e.location.column + 1),
+            );
+            return (
+                vec![],
+                vec![Diagnostic::at(
+                    Problem::SqlTokenize { message: e.message },
+                    loc,
+                )],
+            );
         }
     };
     let mut pos = 0;
@@ -52,8 +71,12 @@ pub fn parse_audit_file(file: &str, text: &str, dialect: Dialect) -> (Vec<AuditD
         let blk = match block::parse_block("AUDIT", "AUDIT", &tokens[pos..], file) {
             Ok(Some(b)) => b,
             Ok(None) => {
-                let t = tokens[pos..].iter().find(|t| !matches!(t.token, Token::Whitespace(_) | Token::SemiColon));
-                let loc = t.map(|t| Location::from_span(file, t.span)).unwrap_or_else(|| Location::file_only(file));
+                let t = tokens[pos..]
+                    .iter()
+                    .find(|t| !matches!(t.token, Token::Whitespace(_) | Token::SemiColon));
+                let loc = t
+                    .map(|t| Location::from_span(file, t.span))
+                    .unwrap_or_else(|| Location::file_only(file));
                 diags.push(Diagnostic::at(Problem::MissingAuditBlock, loc));
                 break;
             }
@@ -79,12 +102,24 @@ pub fn parse_audit_file(file: &str, text: &str, dialect: Dialect) -> (Vec<AuditD
         }
         let header = interpret(file, &blk.items, blk.span, &mut diags);
         if !sql::has_content(&tokens[q_start..q_end]) {
-            diags.push(Diagnostic::at(Problem::MissingQuery { kind: "AUDIT".into() }, Location::from_span(file, blk.span)));
+            diags.push(Diagnostic::at(
+                Problem::MissingQuery {
+                    kind: "AUDIT".into(),
+                },
+                Location::from_span(file, blk.span),
+            ));
         } else if let Some((name, loc, defaults, blocking)) = header {
             match sql::prepare_query(&tokens[q_start..q_end], file, dialect, true) {
                 Ok((query, warnings)) => {
                     diags.extend(warnings);
-                    out.push(AuditDef { name, file: file.into(), location: loc, query, defaults, blocking });
+                    out.push(AuditDef {
+                        name,
+                        file: file.into(),
+                        location: loc,
+                        query,
+                        defaults,
+                        blocking,
+                    });
                 }
                 Err(e) => diags.extend(e),
             }
@@ -96,7 +131,12 @@ pub fn parse_audit_file(file: &str, text: &str, dialect: Dialect) -> (Vec<AuditD
 
 type Header = (String, Location, Vec<(String, String)>, Option<bool>);
 
-fn interpret(file: &str, items: &[Item], span: sqlparser::tokenizer::Span, diags: &mut Vec<Diagnostic>) -> Option<Header> {
+fn interpret(
+    file: &str,
+    items: &[Item],
+    span: sqlparser::tokenizer::Span,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Header> {
     const KNOWN: &[&str] = &["name", "blocking", "defaults", "dialect", "standalone"];
     let mut name = None;
     let mut defaults = vec![];
@@ -104,7 +144,11 @@ fn interpret(file: &str, items: &[Item], span: sqlparser::tokenizer::Span, diags
     for item in items {
         let Some((k, rest)) = key_value(item) else {
             diags.push(Diagnostic::at(
-                Problem::BlockSyntax { block: "AUDIT", expected: "`property value`".into(), found: format!("`{item}`") },
+                Problem::BlockSyntax {
+                    block: "AUDIT",
+                    expected: "`property value`".into(),
+                    found: format!("`{item}`"),
+                },
                 Location::from_span(file, item.span),
             ));
             continue;
@@ -117,14 +161,24 @@ fn interpret(file: &str, items: &[Item], span: sqlparser::tokenizer::Span, diags
             "defaults" => v.items().map(|its| {
                 for it in its {
                     if let [k, _op, rest @ ..] = it.terms.as_slice() {
-                        let val = Item { terms: rest.to_vec(), span: it.span };
-                        defaults.push((k.ident().unwrap_or_default().to_ascii_lowercase(), val.to_string()));
+                        let val = Item {
+                            terms: rest.to_vec(),
+                            span: it.span,
+                        };
+                        defaults.push((
+                            k.ident().unwrap_or_default().to_ascii_lowercase(),
+                            val.to_string(),
+                        ));
                     }
                 }
             }),
             "dialect" | "standalone" => Ok(()),
             _ => Err(Diagnostic::at(
-                Problem::UnknownProperty { name: key.clone(), known: KNOWN.to_vec(), suggestion: crate::suggest::closest(&key, KNOWN.iter().copied()) },
+                Problem::UnknownProperty {
+                    name: key.clone(),
+                    known: KNOWN.to_vec(),
+                    suggestion: crate::suggest::closest(&key, KNOWN.iter().copied()),
+                },
                 Location::from_span(file, k.span),
             )),
         };
@@ -135,18 +189,31 @@ fn interpret(file: &str, items: &[Item], span: sqlparser::tokenizer::Span, diags
     match name {
         Some((n, loc)) => Some((n, loc, defaults, blocking)),
         None => {
-            diags.push(Diagnostic::at(Problem::MissingName, Location::from_span(file, span)));
+            diags.push(Diagnostic::at(
+                Problem::MissingName,
+                Location::from_span(file, span),
+            ));
             None
         }
     }
 }
 
 /// Check one model's audit call against the built-ins and the named audits.
-pub fn check_call(call: &AuditCall, named: &dyn Fn(&str) -> bool, named_names: &[&str]) -> Option<Diagnostic> {
+pub fn check_call(
+    call: &AuditCall,
+    named: &dyn Fn(&str) -> bool,
+    named_names: &[&str],
+) -> Option<Diagnostic> {
     if let Some((_, required)) = BUILTIN_AUDITS.iter().find(|(n, _)| *n == call.name) {
         for arg in *required {
             if !call.args.iter().any(|(k, _)| k == arg) {
-                return Some(Diagnostic::at(Problem::MissingAuditArgument { audit: call.name.clone(), arg }, call.location.clone()));
+                return Some(Diagnostic::at(
+                    Problem::MissingAuditArgument {
+                        audit: call.name.clone(),
+                        arg,
+                    },
+                    call.location.clone(),
+                ));
             }
         }
         return None;
@@ -154,9 +221,15 @@ pub fn check_call(call: &AuditCall, named: &dyn Fn(&str) -> bool, named_names: &
     if named(&call.name) {
         return None;
     }
-    let candidates = BUILTIN_AUDITS.iter().map(|(n, _)| *n).chain(named_names.iter().copied());
+    let candidates = BUILTIN_AUDITS
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(named_names.iter().copied());
     Some(Diagnostic::at(
-        Problem::UnknownAudit { name: call.name.clone(), suggestion: crate::suggest::closest(&call.name, candidates) },
+        Problem::UnknownAudit {
+            name: call.name.clone(),
+            suggestion: crate::suggest::closest(&call.name, candidates),
+        },
         call.location.clone(),
     ))
 }
@@ -180,7 +253,10 @@ mod tests {
             Dialect::DuckDb,
         );
         assert!(diags.is_empty(), "{diags:?}");
-        assert_eq!(defs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), vec!["a1", "a2"]);
+        assert_eq!(
+            defs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
+            vec!["a1", "a2"]
+        );
         assert_eq!(defs[1].blocking, Some(false));
     }
 }

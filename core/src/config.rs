@@ -82,15 +82,23 @@ struct RawEnvironment {
 #[serde(rename_all = "lowercase", tag = "type")]
 pub enum EngineTarget {
     /// A DuckDB database file, relative to the project root (or `:memory:`).
-    Duckdb { path: String },
+    Duckdb {
+        /// The database file, with `${VAR}` already resolved.
+        path: String,
+    },
     /// A PostgreSQL connection URL.
-    Postgres { url: String },
+    Postgres {
+        /// The connection URL, with `${VAR}` (e.g. a password) already resolved.
+        url: String,
+    },
 }
 
 /// Engine section: the target plus the startup capabilities that never enter fingerprints.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EngineConfig {
+    /// The database models are materialized in; it also decides the SQL dialect.
     pub target: EngineTarget,
+    /// Engine extensions to load at startup (e.g. DuckDB's `httpfs`).
     pub extensions: Vec<String>,
     /// `SET key = value` applied at startup, rendered as SQL literals.
     pub settings: BTreeMap<String, String>,
@@ -100,8 +108,16 @@ pub struct EngineConfig {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "lowercase", tag = "type")]
 pub enum StateTarget {
-    Sqlite { path: String },
-    Postgres { url: String },
+    /// A local SQLite file (the default, `efmesh.state.sqlite`): no server needed.
+    Sqlite {
+        /// The SQLite file, relative to the project root.
+        path: String,
+    },
+    /// A PostgreSQL database, so a team can share one state.
+    Postgres {
+        /// The connection URL, with `${VAR}` already resolved.
+        url: String,
+    },
 }
 
 /// Per-environment policy.
@@ -114,16 +130,25 @@ pub struct EnvironmentConfig {
 /// A validated `efmesh.toml`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Config {
+    /// The project's name from `[project] name`.
     pub name: String,
     /// Default history start for models that declare none.
     pub start: Option<String>,
+    /// Globs, relative to the project root, that select model files.
     pub model_globs: Vec<String>,
+    /// Globs, relative to the project root, that select AUDIT files.
     pub audit_globs: Vec<String>,
+    /// Where models are materialized, and how the engine starts.
     pub engine: EngineConfig,
+    /// Where snapshots, environments and intervals are recorded.
     pub state: StateTarget,
+    /// `[lake] path`: the directory for models with `target parquet`.
     pub lake_path: Option<String>,
+    /// `[ducklake] catalog`: the DuckLake catalog for models with `target ducklake`.
     pub ducklake_catalog: Option<String>,
+    /// `[ducklake] data_path`: where DuckLake writes its data files, if not its default.
     pub ducklake_data_path: Option<String>,
+    /// Per-environment policies from `[environments.<name>]`, by environment name.
     pub environments: BTreeMap<String, EnvironmentConfig>,
 }
 
@@ -144,11 +169,15 @@ impl Config {
             model_globs: vec!["models/**/*.sql".into()],
             audit_globs: vec!["audits/**/*.sql".into()],
             engine: EngineConfig {
-                target: EngineTarget::Duckdb { path: "efmesh.duckdb".into() },
+                target: EngineTarget::Duckdb {
+                    path: "efmesh.duckdb".into(),
+                },
                 extensions: vec![],
                 settings: BTreeMap::new(),
             },
-            state: StateTarget::Sqlite { path: "efmesh.state.sqlite".into() },
+            state: StateTarget::Sqlite {
+                path: "efmesh.state.sqlite".into(),
+            },
             lake_path: None,
             ducklake_catalog: None,
             ducklake_data_path: None,
@@ -175,7 +204,12 @@ impl Config {
                 return Err(vec![Diagnostic::at(Problem::ConfigSyntax { message }, loc)]);
             }
         };
-        let mut cx = Interp { file, text, env, diags: vec![] };
+        let mut cx = Interp {
+            file,
+            text,
+            env,
+            diags: vec![],
+        };
         let mut cfg = Config::defaults("efmesh");
         if let Some(n) = &raw.project.name {
             cfg.name = cx.value(n);
@@ -196,7 +230,11 @@ impl Config {
         if let Some(e) = &raw.engine {
             cfg.engine.target = match (&e.duckdb, &e.postgres) {
                 (Some(_), Some(p)) => {
-                    cx.invalid(p, "engine", "set either `duckdb` or `postgres`, not both".into());
+                    cx.invalid(
+                        p,
+                        "engine",
+                        "set either `duckdb` or `postgres`, not both".into(),
+                    );
                     cfg.engine.target
                 }
                 (Some(d), None) => EngineTarget::Duckdb { path: cx.value(d) },
@@ -212,7 +250,10 @@ impl Config {
                     toml::Value::Boolean(b) => b.to_string(),
                     _ => {
                         cx.diags.push(Diagnostic::at(
-                            Problem::ConfigValue { key: format!("engine.settings.{k}"), message: "expected a string, number or boolean".into() },
+                            Problem::ConfigValue {
+                                key: format!("engine.settings.{k}"),
+                                message: "expected a string, number or boolean".into(),
+                            },
                             Location::file_only(file),
                         ));
                         continue;
@@ -224,7 +265,11 @@ impl Config {
         if let Some(s) = &raw.state {
             cfg.state = match (&s.sqlite, &s.postgres) {
                 (Some(_), Some(p)) => {
-                    cx.invalid(p, "state", "set either `sqlite` or `postgres`, not both".into());
+                    cx.invalid(
+                        p,
+                        "state",
+                        "set either `sqlite` or `postgres`, not both".into(),
+                    );
                     cfg.state
                 }
                 (Some(f), None) => StateTarget::Sqlite { path: cx.value(f) },
@@ -240,7 +285,12 @@ impl Config {
             cfg.ducklake_data_path = d.data_path.as_ref().map(|p| cx.value(p));
         }
         for (name, e) in &raw.environments {
-            cfg.environments.insert(name.clone(), EnvironmentConfig { redacted: e.redacted });
+            cfg.environments.insert(
+                name.clone(),
+                EnvironmentConfig {
+                    redacted: e.redacted,
+                },
+            );
         }
         if cx.diags.is_empty() {
             Ok(cfg)
@@ -265,7 +315,13 @@ impl Interp<'_> {
 
     fn invalid(&mut self, s: &S, key: &str, message: String) {
         let loc = self.loc(s);
-        self.diags.push(Diagnostic::at(Problem::ConfigValue { key: key.into(), message }, loc));
+        self.diags.push(Diagnostic::at(
+            Problem::ConfigValue {
+                key: key.into(),
+                message,
+            },
+            loc,
+        ));
     }
 
     /// Resolve `${VAR}` references in a string value.
@@ -283,7 +339,10 @@ impl Interp<'_> {
                         Some(v) => out.push_str(&v),
                         None => {
                             let loc = self.loc(s);
-                            self.diags.push(Diagnostic::at(Problem::MissingEnvVar { name: name.into() }, loc));
+                            self.diags.push(Diagnostic::at(
+                                Problem::MissingEnvVar { name: name.into() },
+                                loc,
+                            ));
                         }
                     }
                     rest = &after[j + 1..];
@@ -313,7 +372,12 @@ pub fn byte_range_location(file: &str, text: &str, r: std::ops::Range<usize>) ->
         let b = b.min(text.len());
         let before = &text[..b];
         let line = before.matches('\n').count() as u64 + 1;
-        let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) as u64 + 1;
+        let col = before
+            .rsplit('\n')
+            .next()
+            .map(|l| l.chars().count())
+            .unwrap_or(0) as u64
+            + 1;
         (line, col)
     };
     Location::new(file, pos(r.start), pos(r.end))
@@ -332,13 +396,28 @@ mod tests {
         let c = Config::parse("efmesh.toml", "[project]\nname = \"x\"\n", &no_env).unwrap();
         assert_eq!(c.name, "x");
         assert_eq!(c.model_globs, vec!["models/**/*.sql"]);
-        assert_eq!(c.engine.target, EngineTarget::Duckdb { path: "efmesh.duckdb".into() });
-        assert_eq!(c.state, StateTarget::Sqlite { path: "efmesh.state.sqlite".into() });
+        assert_eq!(
+            c.engine.target,
+            EngineTarget::Duckdb {
+                path: "efmesh.duckdb".into()
+            }
+        );
+        assert_eq!(
+            c.state,
+            StateTarget::Sqlite {
+                path: "efmesh.state.sqlite".into()
+            }
+        );
     }
 
     #[test]
     fn unknown_keys_name_their_line() {
-        let err = Config::parse("efmesh.toml", "[project]\nname = \"x\"\n\n[engine]\nduckdb = \"a\"\nthreds = 4\n", &no_env).unwrap_err();
+        let err = Config::parse(
+            "efmesh.toml",
+            "[project]\nname = \"x\"\n\n[engine]\nduckdb = \"a\"\nthreds = 4\n",
+            &no_env,
+        )
+        .unwrap_err();
         assert_eq!(err.len(), 1);
         let loc = err[0].location.as_ref().unwrap();
         assert_eq!(loc.line, 6, "{:?}", err[0]);
@@ -348,10 +427,30 @@ mod tests {
     #[test]
     fn env_vars_interpolate_and_missing_ones_are_named() {
         let env = |k: &str| (k == "PGPASS").then(|| "s3cret".to_string());
-        let c = Config::parse("efmesh.toml", "[state]\npostgres = \"postgres://u:${PGPASS}@h/db\"\n", &env).unwrap();
-        assert_eq!(c.state, StateTarget::Postgres { url: "postgres://u:s3cret@h/db".into() });
-        let err = Config::parse("efmesh.toml", "[state]\npostgres = \"postgres://u:${NOPE}@h/db\"\n", &env).unwrap_err();
-        assert_eq!(err[0].problem, Problem::MissingEnvVar { name: "NOPE".into() });
+        let c = Config::parse(
+            "efmesh.toml",
+            "[state]\npostgres = \"postgres://u:${PGPASS}@h/db\"\n",
+            &env,
+        )
+        .unwrap();
+        assert_eq!(
+            c.state,
+            StateTarget::Postgres {
+                url: "postgres://u:s3cret@h/db".into()
+            }
+        );
+        let err = Config::parse(
+            "efmesh.toml",
+            "[state]\npostgres = \"postgres://u:${NOPE}@h/db\"\n",
+            &env,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err[0].problem,
+            Problem::MissingEnvVar {
+                name: "NOPE".into()
+            }
+        );
         assert_eq!(err[0].location.as_ref().unwrap().line, 2);
     }
 

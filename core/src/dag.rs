@@ -40,7 +40,11 @@ impl Dag {
         if order.len() < n {
             return Err(find_cycle(&parents, &indegree));
         }
-        Ok(Dag { parents, children, order })
+        Ok(Dag {
+            parents,
+            children,
+            order,
+        })
     }
 
     /// Every node, parents before children.
@@ -48,10 +52,12 @@ impl Dag {
         &self.order
     }
 
+    /// The direct parents of `i`: the nodes it reads.
     pub fn parents(&self, i: usize) -> &[usize] {
         &self.parents[i]
     }
 
+    /// The direct children of `i`: the nodes that read it.
     pub fn children(&self, i: usize) -> &[usize] {
         &self.children[i]
     }
@@ -83,13 +89,21 @@ fn walk(start: usize, edges: &[Vec<usize>]) -> Vec<usize> {
 /// Follow parent edges among the nodes Kahn's algorithm could not order until a node repeats.
 fn find_cycle(parents: &[Vec<usize>], indegree: &[usize]) -> Vec<usize> {
     let stuck: Vec<bool> = indegree.iter().map(|&d| d > 0).collect();
-    let start = stuck.iter().position(|&s| s).expect("a cycle leaves a node unordered");
+    let start = stuck
+        .iter()
+        .position(|&s| s)
+        .expect("a cycle leaves a node unordered");
     let mut path = vec![start];
     let mut pos = vec![usize::MAX; parents.len()];
     pos[start] = 0;
     let mut cur = start;
     loop {
-        let next = parents[cur].iter().copied().filter(|&p| stuck[p]).min().expect("stuck nodes have stuck parents");
+        let next = parents[cur]
+            .iter()
+            .copied()
+            .filter(|&p| stuck[p])
+            .min()
+            .expect("stuck nodes have stuck parents");
         if pos[next] != usize::MAX {
             let mut cycle: Vec<usize> = path[pos[next]..].to_vec();
             cycle.reverse(); // parent -> child reading order

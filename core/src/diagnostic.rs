@@ -13,7 +13,9 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// The project cannot be used as it is: the command stops and nothing is run.
     Error,
+    /// Worth knowing (something is ignored or unchecked), but the command goes on.
     Warning,
 }
 
@@ -26,86 +28,285 @@ fn did_you_mean(s: &Option<String>) -> Option<String> {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Problem {
     // ---- config ----
+    /// `efmesh.toml` is not valid TOML, or has a key or section efmesh does not know.
     #[error("invalid efmesh.toml: {message}")]
-    ConfigSyntax { message: String },
+    ConfigSyntax {
+        /// The TOML parser's explanation, naming the offending key or token.
+        message: String,
+    },
+    /// A `${VAR}` in `efmesh.toml` names an environment variable that is not set.
     #[error("environment variable `{name}` is not set")]
-    MissingEnvVar { name: String },
+    MissingEnvVar {
+        /// The variable's name, without `${` and `}`.
+        name: String,
+    },
+    /// A config value is valid TOML but unusable: a bad glob or `project.start`, two engines
+    /// or state stores at once, or an engine setting that is not a string, number or boolean.
     #[error("invalid value for `{key}`: {message}")]
-    ConfigValue { key: String, message: String },
+    ConfigValue {
+        /// The dotted key the value belongs to, e.g. `project.start` or `engine.settings.threads`.
+        key: String,
+        /// Why the value was refused.
+        message: String,
+    },
 
     // ---- files ----
+    /// A model or audit file cannot even be tokenized as SQL, e.g. an unterminated string literal.
     #[error("cannot parse SQL: {message}")]
-    SqlTokenize { message: String },
+    SqlTokenize {
+        /// The tokenizer's explanation.
+        message: String,
+    },
+    /// A model file does not open with a `MODEL (...)` block, so it defines no model.
     #[error("model file does not start with a MODEL (...) block")]
     MissingModelBlock,
+    /// An audit file holds SQL that is not introduced by an `AUDIT (...)` block.
     #[error("audit file does not start with an AUDIT (...) block")]
     MissingAuditBlock,
+    /// A `MODEL` or `AUDIT` block is malformed: no `(`, never closed, or an entry that is not
+    /// `property value`.
     #[error("syntax error in {block} block: expected {expected}, found {found}")]
-    BlockSyntax { block: &'static str, expected: String, found: String },
+    BlockSyntax {
+        /// Which block was being read: `MODEL` or `AUDIT`.
+        block: &'static str,
+        /// What the parser needed at that point, worded for the user.
+        expected: String,
+        /// What was written instead: a token in backticks, or `end of file`.
+        found: String,
+    },
+    /// A block property that neither efmesh nor SQLMesh defines, usually a typo.
     #[error("unknown property `{name}`")]
-    UnknownProperty { name: String, known: Vec<&'static str>, suggestion: Option<String> },
+    UnknownProperty {
+        /// The property as written, lower-cased.
+        name: String,
+        /// Every property the block accepts, listed in the help.
+        known: Vec<&'static str>,
+        /// The closest known property, when one is near enough to be a likely typo.
+        suggestion: Option<String>,
+    },
+    /// A SQLMesh property or kind parameter efmesh reads but does not act on; only a warning, so
+    /// SQLMesh projects still load.
     #[error("property `{name}` is ignored by efmesh")]
-    IgnoredProperty { name: String, why: &'static str },
+    IgnoredProperty {
+        /// The ignored property, or `KIND parameter` for a kind parameter.
+        name: String,
+        /// Why efmesh ignores it, shown as the help line.
+        why: &'static str,
+    },
+    /// A property is given twice in one block, or a column twice in `columns`: efmesh will not
+    /// guess which one wins.
     #[error("property `{name}` is given twice")]
-    DuplicateProperty { name: String },
+    DuplicateProperty {
+        /// The repeated property, or `columns.<name>` for a repeated column.
+        name: String,
+    },
+    /// A `MODEL` or `AUDIT` block has no `name`, so nothing can refer to it.
     #[error("the MODEL block has no `name`")]
     MissingName,
+    /// A model name (in a MODEL block or `external_models.yaml`) is not of the form `schema.table`.
     #[error("`{name}` is not a valid model name")]
-    InvalidName { name: String },
+    InvalidName {
+        /// The name as written.
+        name: String,
+    },
+    /// A property's value has the wrong shape or is not one of the allowed values.
     #[error("invalid value for `{property}`: expected {expected}")]
-    InvalidValue { property: String, expected: String },
+    InvalidValue {
+        /// The property (or `kind NAME`) whose value is wrong.
+        property: String,
+        /// The accepted shape, worded to follow "expected".
+        expected: String,
+    },
+    /// `kind` names a model kind efmesh does not support.
     #[error("unknown model kind `{name}`")]
-    UnknownKind { name: String, suggestion: Option<String> },
+    UnknownKind {
+        /// The kind as written.
+        name: String,
+        /// The closest supported kind, when one is near enough to be a likely typo.
+        suggestion: Option<String>,
+    },
+    /// A kind is given a parameter it does not take and that is not one of SQLMesh's ignored ones.
     #[error("unknown parameter `{param}` for kind {kind}")]
-    UnknownKindParameter { kind: String, param: String, known: Vec<&'static str> },
+    UnknownKindParameter {
+        /// The kind's name, upper-cased.
+        kind: String,
+        /// The parameter as written, lower-cased.
+        param: String,
+        /// The parameters this kind accepts, listed in the help.
+        known: Vec<&'static str>,
+    },
+    /// A kind lacks a parameter it cannot work without, e.g. INCREMENTAL_BY_TIME_RANGE's
+    /// `time_column`.
     #[error("kind {kind} needs `{param}`")]
-    MissingKindParameter { kind: String, param: &'static str },
+    MissingKindParameter {
+        /// The kind's name, upper-cased.
+        kind: String,
+        /// The required parameter that is missing.
+        param: &'static str,
+    },
+    /// A model whose kind is defined by a query, or an AUDIT block, has no SQL after its block.
     #[error("a {kind} model has no query")]
-    MissingQuery { kind: String },
+    MissingQuery {
+        /// The model's kind, or `AUDIT` for an audit.
+        kind: String,
+    },
+    /// A SEED or EXTERNAL model has SQL after its block, which would otherwise be silently ignored.
     #[error("a {kind} model must not have a query")]
-    UnexpectedQuery { kind: String },
+    UnexpectedQuery {
+        /// The model's kind.
+        kind: String,
+    },
+    /// A model file holds more than one statement after its block; pre- and post-statements are
+    /// not supported.
     #[error("a model file holds exactly one query, found {count} statements")]
-    MultipleStatements { count: usize },
+    MultipleStatements {
+        /// How many statements were found.
+        count: usize,
+    },
+    /// The model's SQL parses but is not a query (e.g. `CREATE TABLE`), so it defines no rows.
     #[error("the model's statement is not a query")]
     NotAQuery,
+    /// An `@name` in a query is not a macro efmesh provides: the time macros, and `@this_model`
+    /// in audits.
     #[error("unknown macro `@{name}`")]
-    UnknownMacro { name: String, suggestion: Option<String> },
+    UnknownMacro {
+        /// The macro as written, without the `@`.
+        name: String,
+        /// The closest known macro, when one is near enough to be a likely typo.
+        suggestion: Option<String>,
+    },
+    /// An EXTERNAL model declares no `columns`, so nothing that reads it could be column-checked.
     #[error("an EXTERNAL model must declare its `columns`")]
     ExternalWithoutColumns,
+    /// Two model files (or a file and `external_models.yaml`) define the same model name.
     #[error("model `{name}` is defined twice")]
-    DuplicateModel { name: String, first: String },
+    DuplicateModel {
+        /// The model name defined twice.
+        name: String,
+        /// Where the first definition is, as `file:line:column`; the later one is reported.
+        first: String,
+    },
+    /// A SEED model's file cannot be read, so it can be neither hashed nor loaded.
     #[error("seed file `{path}` cannot be read: {message}")]
-    SeedUnreadable { path: String, message: String },
+    SeedUnreadable {
+        /// The seed's path, relative to the project root.
+        path: String,
+        /// The read error reported by the caller.
+        message: String,
+    },
+    /// `external_models.yaml` is not valid YAML, has an unknown key, or maps a column to something
+    /// other than a type string.
     #[error("invalid external_models.yaml: {message}")]
-    ExternalYaml { message: String },
+    ExternalYaml {
+        /// What is wrong, from the YAML parser or the shape check.
+        message: String,
+    },
 
     // ---- SQL analysis ----
-    #[error("SQL not fully understood by efmesh's parser; column-level checks are off for this model")]
-    FallbackParse { parser_error: String },
+    /// sqlparser cannot parse a query (e.g. DuckDB's PIVOT statement): the model still plans from
+    /// its tokens, but its columns go unchecked.
+    #[error(
+        "SQL not fully understood by efmesh's parser; column-level checks are off for this model"
+    )]
+    FallbackParse {
+        /// The parser's message without its position, repeated in the help.
+        parser_error: String,
+    },
+    /// A table reference that names no model or external in the project.
     #[error("unknown table `{name}`")]
-    UnknownReference { name: String, suggestion: Option<String> },
+    UnknownReference {
+        /// The referenced name, lower-cased and dotted as written.
+        name: String,
+        /// The closest model name, when one is near enough to be a likely typo.
+        suggestion: Option<String>,
+    },
+    /// A query reads a column that none of the sources in scope provides.
     #[error("column `{column}` does not exist in {source_desc}")]
-    UnknownColumn { column: String, source_desc: String, available: Vec<String>, suggestion: Option<String> },
+    UnknownColumn {
+        /// The column the query reads.
+        column: String,
+        /// Where it was looked for, e.g. model `src.events`, CTE `a`, or a list of sources.
+        source_desc: String,
+        /// The columns those sources do provide, listed in the help.
+        available: Vec<String>,
+        /// The closest available column, when one is near enough to be a likely typo.
+        suggestion: Option<String>,
+    },
+    /// A column declared in `columns` is not returned by the model's query.
     #[error("the query does not return declared column `{column}`")]
-    MissingOutputColumn { column: String, returned: Vec<String> },
+    MissingOutputColumn {
+        /// The declared column the query does not return.
+        column: String,
+        /// The columns the query does return.
+        returned: Vec<String>,
+    },
+    /// The query returns a column that `columns` does not declare, so the contract is incomplete.
     #[error("the query returns column `{column}`, which `columns` does not declare")]
-    ExtraOutputColumn { column: String, declared: Vec<String> },
+    ExtraOutputColumn {
+        /// The returned column that is not declared.
+        column: String,
+        /// The columns `columns` declares.
+        declared: Vec<String>,
+    },
+    /// A model (other than EMBEDDED) declares no `columns`: its output names are inferred from the
+    /// query and its types are not a contract.
     #[error("no `columns` declared; output columns are inferred and their types are unchecked")]
-    ColumnsUnchecked { inferred: Vec<String> },
-    #[error("output columns cannot be derived statically; column checks of downstream models are off")]
-    ColumnsNotInferable { reason: String },
+    ColumnsUnchecked {
+        /// The output columns efmesh derived from the query.
+        inferred: Vec<String>,
+    },
+    /// A model declares no `columns` and its output cannot be derived statically (e.g. an
+    /// unaliased expression), so column checks of the models reading it are off.
+    #[error(
+        "output columns cannot be derived statically; column checks of downstream models are off"
+    )]
+    ColumnsNotInferable {
+        /// Why the output could not be derived; it opens the help line.
+        reason: String,
+    },
+    /// A column named by `grain`, `time_column`, `unique_key` or an SCD kind's `columns` is not
+    /// among the model's output columns.
     #[error("{property} column `{column}` is not an output column of the model")]
-    KeyColumnMissing { property: String, column: String, available: Vec<String> },
+    KeyColumnMissing {
+        /// The property that names the column.
+        property: String,
+        /// The column that is not in the output.
+        column: String,
+        /// The model's output columns, listed in the help.
+        available: Vec<String>,
+    },
+    /// Models reference each other in a loop, so there is no order in which to build them.
     #[error("dependency cycle: {}", path.join(" -> "))]
-    Cycle { path: Vec<String> },
+    Cycle {
+        /// The model names around the loop, starting from the smallest and repeating it at the end.
+        path: Vec<String>,
+    },
 
     // ---- audits ----
+    /// A model calls an audit that is neither built in nor defined in an AUDIT file.
     #[error("unknown audit `{name}`")]
-    UnknownAudit { name: String, suggestion: Option<String> },
+    UnknownAudit {
+        /// The audit name as called.
+        name: String,
+        /// The closest built-in or named audit, when one is near enough to be a likely typo.
+        suggestion: Option<String>,
+    },
+    /// A built-in audit is called without an argument it requires, e.g. `columns` for `not_null`.
     #[error("audit `{audit}` needs argument `{arg}`")]
-    MissingAuditArgument { audit: String, arg: &'static str },
+    MissingAuditArgument {
+        /// The built-in audit that was called.
+        audit: String,
+        /// The required argument that is missing.
+        arg: &'static str,
+    },
+    /// Two AUDIT blocks define the same audit name.
     #[error("audit `{name}` is defined twice")]
-    DuplicateAudit { name: String, first: String },
+    DuplicateAudit {
+        /// The audit name defined twice.
+        name: String,
+        /// Where the first definition is, as `file:line:column`; the later one is reported.
+        first: String,
+    },
 }
 
 impl Problem {
@@ -219,7 +420,9 @@ impl Problem {
 /// A problem pinned to where it was written, ready to render or serialize.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diagnostic {
+    /// What went wrong; it decides the code, message, help and severity.
     pub problem: Problem,
+    /// Where it was written; `None` for project-wide problems such as cycles.
     pub location: Option<Location>,
     /// Extra context lines (`= note: ...`), e.g. which parent a column was looked up in.
     pub notes: Vec<String>,
@@ -228,12 +431,20 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// A diagnostic at `location`.
     pub fn at(problem: Problem, location: Location) -> Self {
-        Diagnostic { problem, location: Some(location), notes: vec![] }
+        Diagnostic {
+            problem,
+            location: Some(location),
+            notes: vec![],
+        }
     }
 
     /// A diagnostic with no source position (project-wide problems such as cycles).
     pub fn global(problem: Problem) -> Self {
-        Diagnostic { problem, location: None, notes: vec![] }
+        Diagnostic {
+            problem,
+            location: None,
+            notes: vec![],
+        }
     }
 
     /// Add a note line.
@@ -242,10 +453,12 @@ impl Diagnostic {
         self
     }
 
+    /// How bad it is, which only the problem decides.
     pub fn severity(&self) -> Severity {
         self.problem.severity()
     }
 
+    /// Whether this diagnostic stops the command and leaves the project unusable.
     pub fn is_error(&self) -> bool {
         self.severity() == Severity::Error
     }
@@ -286,7 +499,11 @@ impl Serialize for Diagnostic {
 pub fn sort(diags: &mut [Diagnostic]) {
     diags.sort_by(|a, b| {
         let key = |d: &Diagnostic| {
-            let pos = d.location.as_ref().map(|l| (l.file.clone(), l.line, l.column)).unwrap_or_default();
+            let pos = d
+                .location
+                .as_ref()
+                .map(|l| (l.file.clone(), l.line, l.column))
+                .unwrap_or_default();
             (!d.is_error(), pos)
         };
         key(a).cmp(&key(b))

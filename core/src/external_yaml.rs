@@ -35,9 +35,20 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Model>, Diagnostic> {
         Err(e) => {
             let loc = e
                 .location()
-                .map(|l| Location::new(file, (l.line() as u64, l.column() as u64), (l.line() as u64, l.column() as u64 + 1)))
+                .map(|l| {
+                    Location::new(
+                        file,
+                        (l.line() as u64, l.column() as u64),
+                        (l.line() as u64, l.column() as u64 + 1),
+                    )
+                })
                 .unwrap_or_else(|| Location::file_only(file));
-            return Err(Diagnostic::at(Problem::ExternalYaml { message: e.to_string() }, loc));
+            return Err(Diagnostic::at(
+                Problem::ExternalYaml {
+                    message: e.to_string(),
+                },
+                loc,
+            ));
         }
     };
     let mut out = vec![];
@@ -45,23 +56,34 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Model>, Diagnostic> {
         let _ = (&e.gateway, &e.start, &e.dialect);
         let name = e.name.trim_matches('"').to_ascii_lowercase();
         if name.split('.').count() != 2 {
-            return Err(Diagnostic::at(Problem::InvalidName { name }, Location::file_only(file)));
+            return Err(Diagnostic::at(
+                Problem::InvalidName { name },
+                Location::file_only(file),
+            ));
         }
         let mut columns = vec![];
         for (k, v) in &e.columns {
             let (Some(k), Some(v)) = (k.as_str(), v.as_str()) else {
                 return Err(Diagnostic::at(
-                    Problem::ExternalYaml { message: format!("columns of `{name}` must map names to type strings") },
+                    Problem::ExternalYaml {
+                        message: format!("columns of `{name}` must map names to type strings"),
+                    },
                     Location::file_only(file),
                 ));
             };
-            columns.push(ColumnDef { name: k.to_ascii_lowercase(), sql_type: v.to_string(), family: TypeFamily::of(v) });
+            columns.push(ColumnDef {
+                name: k.to_ascii_lowercase(),
+                sql_type: v.to_string(),
+                family: TypeFamily::of(v),
+            });
         }
         out.push(Model {
             name: name.clone(),
             file: file.to_string(),
             name_location: Location::file_only(file),
-            kind: Kind::External { source: ExternalSource::Table { table: name } },
+            kind: Kind::External {
+                source: ExternalSource::Table { table: name },
+            },
             start: None,
             end: None,
             cron: None,
@@ -88,11 +110,23 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Model>, Diagnostic> {
 mod tests {
     #[test]
     fn reads_sqlmesh_external_models() {
-        let m = super::parse("external_models.yaml", "- name: raw.demographics\n  columns:\n    customer_id: int\n    zip: text\n").unwrap();
+        let m = super::parse(
+            "external_models.yaml",
+            "- name: raw.demographics\n  columns:\n    customer_id: int\n    zip: text\n",
+        )
+        .unwrap();
         assert_eq!(m[0].name, "raw.demographics");
-        let cols: Vec<_> = m[0].columns.as_ref().unwrap().iter().map(|c| c.name.as_str()).collect();
+        let cols: Vec<_> = m[0]
+            .columns
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
         assert_eq!(cols, vec!["customer_id", "zip"]);
-        let err = super::parse("external_models.yaml", "- name: raw.x\n  colums: {}\n").err().unwrap();
+        let err = super::parse("external_models.yaml", "- name: raw.x\n  colums: {}\n")
+            .err()
+            .unwrap();
         assert_eq!(err.location.unwrap().line, 2);
     }
 }

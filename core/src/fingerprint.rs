@@ -49,7 +49,10 @@ pub fn fingerprint(model: &Model, seed_hash: Option<&str>, parents: &[(&str, &st
         kind: &model.kind,
         query: model.query.as_ref().map(|q| q.canonical.as_str()),
         grain: &model.grain,
-        columns: model.columns.as_ref().map(|cols| cols.iter().map(|c| (c.name.as_str(), c.family)).collect()),
+        columns: model
+            .columns
+            .as_ref()
+            .map(|cols| cols.iter().map(|c| (c.name.as_str(), c.family)).collect()),
         target: model.target,
         seed_hash,
         redact: &model.redact,

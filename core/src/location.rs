@@ -9,10 +9,15 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Location {
+    /// The project-relative path of the file, as shown to the user.
     pub file: String,
+    /// Line of the first character; 0 when the location names only the file.
     pub line: u64,
+    /// Column of the first character; 0 when the location names only the file.
     pub column: u64,
+    /// Line just past the range's last character.
     pub end_line: u64,
+    /// Column just past the range's last character (exclusive).
     pub end_column: u64,
 }
 
@@ -25,12 +30,24 @@ impl Location {
             end_line = line;
             end_column = column + 1;
         }
-        Location { file: file.into(), line, column, end_line, end_column }
+        Location {
+            file: file.into(),
+            line,
+            column,
+            end_line,
+            end_column,
+        }
     }
 
     /// A location naming a whole file, for problems that have no better anchor.
     pub fn file_only(file: impl Into<String>) -> Self {
-        Location { file: file.into(), line: 0, column: 0, end_line: 0, end_column: 0 }
+        Location {
+            file: file.into(),
+            line: 0,
+            column: 0,
+            end_line: 0,
+            end_column: 0,
+        }
     }
 
     /// Whether this location points into the file's text (not just at the file).

@@ -33,7 +33,12 @@ pub fn external_relation(source: &ExternalSource) -> Relation {
     };
     match source {
         ExternalSource::Table { table } => Relation::Name(table.clone()),
-        ExternalSource::Files { path, format, union_by_name, hive_partitioning } => {
+        ExternalSource::Files {
+            path,
+            format,
+            union_by_name,
+            hive_partitioning,
+        } => {
             let mut args = vec![quote_literal(path)];
             if *union_by_name {
                 args.push("union_by_name = true".into());
@@ -43,23 +48,38 @@ pub fn external_relation(source: &ExternalSource) -> Relation {
             }
             Relation::Expr(format!("{}({})", reader(*format), args.join(", ")))
         }
-        ExternalSource::Url { url, format } => Relation::Expr(format!("{}({})", reader(*format), quote_literal(url))),
+        ExternalSource::Url { url, format } => {
+            Relation::Expr(format!("{}({})", reader(*format), quote_literal(url)))
+        }
     }
 }
 
 /// Render model `i` of `project` for `target`, binding macros to `[start, end)`; `pretty`
 /// formats it for reading.
-pub fn render_model(project: &Project, i: usize, target: &RelationTarget, start: NaiveDateTime, end: NaiveDateTime, pretty: bool) -> Result<String, RenderError> {
+pub fn render_model(
+    project: &Project,
+    i: usize,
+    target: &RelationTarget,
+    start: NaiveDateTime,
+    end: NaiveDateTime,
+    pretty: bool,
+) -> Result<String, RenderError> {
     let m = &project.models[i];
     let Some(q) = &m.query else {
-        return Err(RenderError(format!("{} model `{}` has no query", m.kind.name(), m.name)));
+        return Err(RenderError(format!(
+            "{} model `{}` has no query",
+            m.kind.name(),
+            m.name
+        )));
     };
     let resolve = |name: &str| -> Option<Relation> {
         let p = project.index_of(name)?;
         let parent = &project.models[p];
         match &parent.kind {
             Kind::External { source } => Some(external_relation(source)),
-            Kind::Embedded => render_model(project, p, target, start, end, false).ok().map(|sql| Relation::Expr(format!("({sql})"))),
+            Kind::Embedded => render_model(project, p, target, start, end, false)
+                .ok()
+                .map(|sql| Relation::Expr(format!("({sql})"))),
             _ => Some(Relation::Name(match target {
                 RelationTarget::Environment(env) => {
                     let (s, t) = naming::view_name(env, &parent.name);

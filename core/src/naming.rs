@@ -18,7 +18,9 @@ pub struct InvalidEnvironment(pub String);
 /// Validate an environment name; it becomes part of schema names.
 pub fn validate_env(env: &str) -> Result<(), InvalidEnvironment> {
     let ok = env.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-        && env.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && env
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         && !env.contains("__");
     if ok {
         Ok(())
@@ -42,7 +44,10 @@ pub fn view_name(env: &str, model: &str) -> (String, String) {
 pub fn physical_name(model: &str, fingerprint: &str) -> (String, String) {
     let (schema, table) = model.split_once('.').unwrap_or(("main", model));
     let fp8 = &fingerprint[..fingerprint.len().min(8)];
-    (PHYSICAL_SCHEMA.to_string(), format!("{schema}__{table}__{fp8}"))
+    (
+        PHYSICAL_SCHEMA.to_string(),
+        format!("{schema}__{table}__{fp8}"),
+    )
 }
 
 #[cfg(test)]
@@ -51,10 +56,24 @@ mod tests {
 
     #[test]
     fn names_follow_the_documented_shapes() {
-        assert_eq!(view_name("prod", "med.moves"), ("med".into(), "moves".into()));
-        assert_eq!(view_name("dev", "med.moves"), ("dev__med".into(), "moves".into()));
-        assert_eq!(physical_name("med.moves", "0123456789abcdef"), ("_efmesh".into(), "med__moves__01234567".into()));
+        assert_eq!(
+            view_name("prod", "med.moves"),
+            ("med".into(), "moves".into())
+        );
+        assert_eq!(
+            view_name("dev", "med.moves"),
+            ("dev__med".into(), "moves".into())
+        );
+        assert_eq!(
+            physical_name("med.moves", "0123456789abcdef"),
+            ("_efmesh".into(), "med__moves__01234567".into())
+        );
         assert!(validate_env("dev_2").is_ok());
-        assert!(validate_env("Dev").is_err() && validate_env("a-b").is_err() && validate_env("").is_err() && validate_env("a__b").is_err());
+        assert!(
+            validate_env("Dev").is_err()
+                && validate_env("a-b").is_err()
+                && validate_env("").is_err()
+                && validate_env("a__b").is_err()
+        );
     }
 }

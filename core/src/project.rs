@@ -18,25 +18,33 @@ use std::collections::{BTreeMap, HashMap};
 /// One source file: a project-relative path and its text.
 #[derive(Debug, Clone)]
 pub struct SourceText {
+    /// The path relative to the project root; diagnostics name files by it.
     pub path: String,
+    /// The file's full contents.
     pub text: String,
 }
 
 /// The project as data, gathered by the caller.
 #[derive(Debug, Clone)]
 pub struct ProjectSources {
+    /// The already-parsed `efmesh.toml`.
     pub config: Config,
+    /// Every model file selected by the config's model globs.
     pub models: Vec<SourceText>,
+    /// Every AUDIT file selected by the config's audit globs.
     pub audits: Vec<SourceText>,
+    /// `external_models.yaml`, when the project has one.
     pub external_models: Option<SourceText>,
 }
 
 /// A loaded, checked project.
 #[derive(Debug, Clone)]
 pub struct Project {
+    /// The configuration the project was loaded with.
     pub config: Config,
     /// All models, in the order their files were given.
     pub models: Vec<Model>,
+    /// Dependencies between models, by index into `models`.
     pub dag: Dag,
     /// Fingerprint per model (same index as `models`).
     pub fingerprints: Vec<String>,
@@ -44,6 +52,7 @@ pub struct Project {
     pub columns: Vec<Option<Vec<String>>>,
     /// Content hash of each SEED model's file.
     pub seed_hashes: Vec<Option<String>>,
+    /// Named audits from AUDIT files, by name.
     pub audits: BTreeMap<String, AuditDef>,
     index: HashMap<String, usize>,
 }
@@ -54,13 +63,19 @@ impl Project {
         self.index.get(&name.to_ascii_lowercase()).copied()
     }
 
+    /// A model by name, case-insensitively.
     pub fn model(&self, name: &str) -> Option<&Model> {
         self.index_of(name).map(|i| &self.models[i])
     }
 
     /// Parent names of model `i`, sorted.
     pub fn parent_names(&self, i: usize) -> Vec<&str> {
-        let mut v: Vec<&str> = self.dag.parents(i).iter().map(|&p| self.models[p].name.as_str()).collect();
+        let mut v: Vec<&str> = self
+            .dag
+            .parents(i)
+            .iter()
+            .map(|&p| self.models[p].name.as_str())
+            .collect();
         v.sort();
         v
     }
@@ -69,11 +84,14 @@ impl Project {
 /// The outcome of loading: the project when nothing was an error, and every diagnostic.
 #[derive(Debug)]
 pub struct Loaded {
+    /// The checked project; `None` when any diagnostic is an error.
     pub project: Option<Project>,
+    /// Every problem found, errors first, then by file and position.
     pub diagnostics: Vec<Diagnostic>,
 }
 
 impl Loaded {
+    /// Whether any diagnostic is an error, i.e. why `project` is `None`.
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(|d| d.is_error())
     }
@@ -102,7 +120,10 @@ pub fn seed_path(model_file: &str, seed: &str) -> String {
 }
 
 /// Load and check a project. `read_seed` reads a project-relative file.
-pub fn load(sources: ProjectSources, read_seed: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>) -> Loaded {
+pub fn load(
+    sources: ProjectSources,
+    read_seed: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
+) -> Loaded {
     let dialect = sources.config.dialect();
     let mut diags: Vec<Diagnostic> = vec![];
     let mut models: Vec<Model> = vec![];
@@ -127,7 +148,13 @@ pub fn load(sources: ProjectSources, read_seed: &mut dyn FnMut(&str) -> Result<V
     for m in models {
         if let Some(&first) = index.get(&m.name) {
             let first: &Model = &unique[first];
-            diags.push(Diagnostic::at(Problem::DuplicateModel { name: m.name.clone(), first: first.name_location.to_string() }, m.name_location.clone()));
+            diags.push(Diagnostic::at(
+                Problem::DuplicateModel {
+                    name: m.name.clone(),
+                    first: first.name_location.to_string(),
+                },
+                m.name_location.clone(),
+            ));
             continue;
         }
         index.insert(m.name.clone(), unique.len());
@@ -142,7 +169,13 @@ pub fn load(sources: ProjectSources, read_seed: &mut dyn FnMut(&str) -> Result<V
         diags.extend(d);
         for def in defs {
             if let Some(first) = audits.get(&def.name) {
-                diags.push(Diagnostic::at(Problem::DuplicateAudit { name: def.name.clone(), first: first.location.to_string() }, def.location.clone()));
+                diags.push(Diagnostic::at(
+                    Problem::DuplicateAudit {
+                        name: def.name.clone(),
+                        first: first.location.to_string(),
+                    },
+                    def.location.clone(),
+                ));
             } else {
                 audits.insert(def.name.clone(), def);
             }
@@ -166,10 +199,18 @@ pub fn load(sources: ProjectSources, read_seed: &mut dyn FnMut(&str) -> Result<V
             match read_seed(&p) {
                 Ok(bytes) => {
                     seed_hashes[i] = Some(fingerprint::content_hash(&bytes));
-                    let mut rdr = csv::ReaderBuilder::new().has_headers(true).from_reader(bytes.as_slice());
-                    seed_headers[i] = rdr.headers().ok().map(|h| h.iter().map(|c| c.trim().to_ascii_lowercase()).collect());
+                    let mut rdr = csv::ReaderBuilder::new()
+                        .has_headers(true)
+                        .from_reader(bytes.as_slice());
+                    seed_headers[i] = rdr
+                        .headers()
+                        .ok()
+                        .map(|h| h.iter().map(|c| c.trim().to_ascii_lowercase()).collect());
                 }
-                Err(message) => diags.push(Diagnostic::at(Problem::SeedUnreadable { path: p, message }, m.name_location.clone())),
+                Err(message) => diags.push(Diagnostic::at(
+                    Problem::SeedUnreadable { path: p, message },
+                    m.name_location.clone(),
+                )),
             }
         }
     }
@@ -183,14 +224,18 @@ pub fn load(sources: ProjectSources, read_seed: &mut dyn FnMut(&str) -> Result<V
             match &q.form {
                 QueryForm::Parsed(ast) => refs = references::table_refs(ast, &m.file),
                 QueryForm::Fallback { tokens, .. } => {
-                    let (known, unknown) = references::fallback_refs(tokens, &m.file, &|n| index.contains_key(n));
+                    let (known, unknown) =
+                        references::fallback_refs(tokens, &m.file, &|n| index.contains_key(n));
                     refs = known;
                     refs.extend(unknown);
                 }
             }
         }
         for (n, loc) in &m.depends_on {
-            refs.push(references::TableRef { name: n.clone(), location: loc.clone() });
+            refs.push(references::TableRef {
+                name: n.clone(),
+                location: loc.clone(),
+            });
         }
         for r in refs {
             match index.get(&r.name) {
@@ -202,7 +247,13 @@ pub fn load(sources: ProjectSources, read_seed: &mut dyn FnMut(&str) -> Result<V
                 }
                 None => {
                     let suggestion = crate::suggest::closest(&r.name, names.iter().copied());
-                    diags.push(Diagnostic::at(Problem::UnknownReference { name: r.name, suggestion }, r.location));
+                    diags.push(Diagnostic::at(
+                        Problem::UnknownReference {
+                            name: r.name,
+                            suggestion,
+                        },
+                        r.location,
+                    ));
                 }
             }
         }
@@ -213,17 +264,25 @@ pub fn load(sources: ProjectSources, read_seed: &mut dyn FnMut(&str) -> Result<V
         Err(mut cycle) => {
             // start the cycle at its smallest name so the message is stable
             cycle.pop();
-            let first = (0..cycle.len()).min_by_key(|&k| &models[cycle[k]].name).unwrap_or(0);
+            let first = (0..cycle.len())
+                .min_by_key(|&k| &models[cycle[k]].name)
+                .unwrap_or(0);
             cycle.rotate_left(first);
             cycle.push(cycle[0]);
             let path: Vec<String> = cycle.iter().map(|&i| models[i].name.clone()).collect();
             let mut d = Diagnostic::global(Problem::Cycle { path });
             for &i in &cycle[..cycle.len() - 1] {
-                d = d.with_note(format!("`{}` is defined in {}", models[i].name, models[i].name_location));
+                d = d.with_note(format!(
+                    "`{}` is defined in {}",
+                    models[i].name, models[i].name_location
+                ));
             }
             diags.push(d);
             diagnostic::sort(&mut diags);
-            return Loaded { project: None, diagnostics: diags };
+            return Loaded {
+                project: None,
+                diagnostics: diags,
+            };
         }
     };
 
@@ -231,39 +290,74 @@ pub fn load(sources: ProjectSources, read_seed: &mut dyn FnMut(&str) -> Result<V
     let mut cols: Vec<Option<Vec<String>>> = vec![None; models.len()];
     for &i in dag.topological_order() {
         let m = &models[i];
-        let declared: Option<Vec<String>> = m.columns.as_ref().map(|c| c.iter().map(|c| c.name.clone()).collect());
+        let declared: Option<Vec<String>> = m
+            .columns
+            .as_ref()
+            .map(|c| c.iter().map(|c| c.name.clone()).collect());
         let mut effective = declared.clone();
         if let Some(q) = &m.query {
             if let Some(ast) = q.ast() {
                 let catalog = |n: &str| -> Option<Vec<String>> {
                     let p = *index.get(n)?;
-                    if p == i { declared.clone() } else { cols[p].clone() }
+                    if p == i {
+                        declared.clone()
+                    } else {
+                        cols[p].clone()
+                    }
                 };
                 let analysis = columns::analyze(ast, &m.file, &catalog);
                 for issue in analysis.issues {
-                    let suggestion = crate::suggest::closest(&issue.column, issue.available.iter().map(String::as_str));
+                    let suggestion = crate::suggest::closest(
+                        &issue.column,
+                        issue.available.iter().map(String::as_str),
+                    );
                     diags.push(Diagnostic::at(
-                        Problem::UnknownColumn { column: issue.column, source_desc: issue.source_desc, available: issue.available, suggestion },
+                        Problem::UnknownColumn {
+                            column: issue.column,
+                            source_desc: issue.source_desc,
+                            available: issue.available,
+                            suggestion,
+                        },
                         issue.location,
                     ));
                 }
                 match (&declared, analysis.outputs) {
                     (Some(decl), Ok(out)) => {
                         for c in decl.iter().filter(|c| !out.contains(c)) {
-                            diags.push(Diagnostic::at(Problem::MissingOutputColumn { column: c.clone(), returned: out.clone() }, m.name_location.clone()));
+                            diags.push(Diagnostic::at(
+                                Problem::MissingOutputColumn {
+                                    column: c.clone(),
+                                    returned: out.clone(),
+                                },
+                                m.name_location.clone(),
+                            ));
                         }
                         for c in out.iter().filter(|c| !decl.contains(c)) {
-                            diags.push(Diagnostic::at(Problem::ExtraOutputColumn { column: c.clone(), declared: decl.clone() }, m.name_location.clone()));
+                            diags.push(Diagnostic::at(
+                                Problem::ExtraOutputColumn {
+                                    column: c.clone(),
+                                    declared: decl.clone(),
+                                },
+                                m.name_location.clone(),
+                            ));
                         }
                     }
                     (Some(_), Err(_)) => {}
                     (None, Ok(out)) => {
                         if !matches!(m.kind, Kind::Embedded) {
-                            diags.push(Diagnostic::at(Problem::ColumnsUnchecked { inferred: out.clone() }, m.name_location.clone()));
+                            diags.push(Diagnostic::at(
+                                Problem::ColumnsUnchecked {
+                                    inferred: out.clone(),
+                                },
+                                m.name_location.clone(),
+                            ));
                         }
                         effective = Some(out);
                     }
-                    (None, Err(reason)) => diags.push(Diagnostic::at(Problem::ColumnsNotInferable { reason }, m.name_location.clone())),
+                    (None, Err(reason)) => diags.push(Diagnostic::at(
+                        Problem::ColumnsNotInferable { reason },
+                        m.name_location.clone(),
+                    )),
                 }
             }
         } else if let Kind::Seed { .. } = m.kind {
@@ -272,7 +366,20 @@ pub fn load(sources: ProjectSources, read_seed: &mut dyn FnMut(&str) -> Result<V
             }
         }
         // SCD type 2 models gain their validity columns
-        if let (Some(e), Kind::ScdType2 { valid_from_name: f, valid_to_name: t, .. } | Kind::ScdType2ByColumn { valid_from_name: f, valid_to_name: t, .. }) = (&mut effective, &m.kind) {
+        if let (
+            Some(e),
+            Kind::ScdType2 {
+                valid_from_name: f,
+                valid_to_name: t,
+                ..
+            }
+            | Kind::ScdType2ByColumn {
+                valid_from_name: f,
+                valid_to_name: t,
+                ..
+            },
+        ) = (&mut effective, &m.kind)
+        {
             for c in [f, t] {
                 if !e.contains(c) {
                     e.push(c.clone());
@@ -288,32 +395,49 @@ pub fn load(sources: ProjectSources, read_seed: &mut dyn FnMut(&str) -> Result<V
     // fingerprints, parents first
     let mut fps: Vec<String> = vec![String::new(); models.len()];
     for &i in dag.topological_order() {
-        let parent_fps: Vec<(&str, &str)> = dag.parents(i).iter().map(|&p| (models[p].name.as_str(), fps[p].as_str())).collect();
+        let parent_fps: Vec<(&str, &str)> = dag
+            .parents(i)
+            .iter()
+            .map(|&p| (models[p].name.as_str(), fps[p].as_str()))
+            .collect();
         let fp = fingerprint::fingerprint(&models[i], seed_hashes[i].as_deref(), &parent_fps);
         fps[i] = fp;
     }
 
     diagnostic::sort(&mut diags);
     let has_errors = failed_files || diags.iter().any(|d| d.is_error());
-    let project = (!has_errors).then(|| Project {
-        config: sources.config,
-        models,
-        dag,
-        fingerprints: fps,
-        columns: cols,
-        seed_hashes,
-        audits,
-        index,
-    });
-    Loaded { project, diagnostics: diags }
+    let project = if has_errors {
+        None
+    } else {
+        Some(Project {
+            config: sources.config,
+            models,
+            dag,
+            fingerprints: fps,
+            columns: cols,
+            seed_hashes,
+            audits,
+            index,
+        })
+    };
+    Loaded {
+        project,
+        diagnostics: diags,
+    }
 }
 
 fn check_key_columns(m: &Model, out: &[String], diags: &mut Vec<Diagnostic>) {
     let mut keys: Vec<(&str, &String)> = m.grain.iter().map(|g| ("grain", g)).collect();
     match &m.kind {
         Kind::IncrementalByTimeRange { time_column, .. } => keys.push(("time_column", time_column)),
-        Kind::IncrementalByUniqueKey { unique_key, .. } | Kind::ScdType2 { unique_key, .. } => keys.extend(unique_key.iter().map(|k| ("unique_key", k))),
-        Kind::ScdType2ByColumn { unique_key, columns, .. } => {
+        Kind::IncrementalByUniqueKey { unique_key, .. } | Kind::ScdType2 { unique_key, .. } => {
+            keys.extend(unique_key.iter().map(|k| ("unique_key", k)))
+        }
+        Kind::ScdType2ByColumn {
+            unique_key,
+            columns,
+            ..
+        } => {
             keys.extend(unique_key.iter().map(|k| ("unique_key", k)));
             keys.extend(columns.iter().filter(|c| *c != "*").map(|k| ("columns", k)));
         }
@@ -322,7 +446,11 @@ fn check_key_columns(m: &Model, out: &[String], diags: &mut Vec<Diagnostic>) {
     for (property, column) in keys {
         if !out.contains(column) {
             diags.push(Diagnostic::at(
-                Problem::KeyColumnMissing { property: property.into(), column: column.clone(), available: out.to_vec() },
+                Problem::KeyColumnMissing {
+                    property: property.into(),
+                    column: column.clone(),
+                    available: out.to_vec(),
+                },
                 m.name_location.clone(),
             ));
         }
@@ -340,8 +468,14 @@ mod tests {
 
     #[test]
     fn seed_paths_resolve_relative_to_the_model_file() {
-        assert_eq!(seed_path("models/raw/x.sql", "../../seeds/a.csv"), "seeds/a.csv");
-        assert_eq!(seed_path("models/x.sql", "seeds/a.csv"), "models/seeds/a.csv");
+        assert_eq!(
+            seed_path("models/raw/x.sql", "../../seeds/a.csv"),
+            "seeds/a.csv"
+        );
+        assert_eq!(
+            seed_path("models/x.sql", "seeds/a.csv"),
+            "models/seeds/a.csv"
+        );
         assert_eq!(seed_path("x.sql", "./a.csv"), "a.csv");
     }
 }

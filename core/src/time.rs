@@ -13,18 +13,33 @@ pub fn parse_instant(s: &str) -> Result<NaiveDateTime, String> {
     if let Ok(d) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
         return Ok(d.and_hms_opt(0, 0, 0).expect("midnight exists"));
     }
-    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"] {
+    for fmt in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M",
+    ] {
         if let Ok(v) = NaiveDateTime::parse_from_str(t, fmt) {
             return Ok(v);
         }
     }
-    Err(format!("`{s}` is not a UTC date or timestamp (expected e.g. 2026-01-01 or 2026-01-01T10:00:00Z)"))
+    Err(format!(
+        "`{s}` is not a UTC date or timestamp (expected e.g. 2026-01-01 or 2026-01-01T10:00:00Z)"
+    ))
 }
 
 /// The time macros efmesh understands, as written after `@` (lower case).
 pub const TIME_MACROS: &[&str] = &[
-    "start", "end", "start_ds", "end_ds", "start_ts", "end_ts", "start_date", "end_date",
-    "start_dt", "end_dt",
+    "start",
+    "end",
+    "start_ds",
+    "end_ds",
+    "start_ts",
+    "end_ts",
+    "start_date",
+    "end_date",
+    "start_dt",
+    "end_dt",
 ];
 
 /// The SQL literal a time macro binds to for the half-open interval `[start, end)`.
@@ -58,8 +73,14 @@ mod tests {
 
     #[test]
     fn parses_dates_and_timestamps() {
-        assert_eq!(parse_instant("2026-01-02").unwrap().to_string(), "2026-01-02 00:00:00");
-        assert_eq!(parse_instant("2026-01-02T03:04:05Z").unwrap().to_string(), "2026-01-02 03:04:05");
+        assert_eq!(
+            parse_instant("2026-01-02").unwrap().to_string(),
+            "2026-01-02 00:00:00"
+        );
+        assert_eq!(
+            parse_instant("2026-01-02T03:04:05Z").unwrap().to_string(),
+            "2026-01-02 03:04:05"
+        );
         assert!(parse_instant("yesterday").is_err());
     }
 
@@ -68,9 +89,18 @@ mod tests {
         let s = parse_instant("2026-01-01").unwrap();
         let e = parse_instant("2026-01-02").unwrap();
         assert_eq!(bind_macro("end_ds", s, e).unwrap(), "'2026-01-01'");
-        assert_eq!(bind_macro("end_ts", s, e).unwrap(), "'2026-01-01 23:59:59.999999'");
-        assert_eq!(bind_macro("end", s, e).unwrap(), "CAST('2026-01-02 00:00:00.000000' AS TIMESTAMP)");
-        assert_eq!(bind_macro("start_date", s, e).unwrap(), "CAST('2026-01-01' AS DATE)");
+        assert_eq!(
+            bind_macro("end_ts", s, e).unwrap(),
+            "'2026-01-01 23:59:59.999999'"
+        );
+        assert_eq!(
+            bind_macro("end", s, e).unwrap(),
+            "CAST('2026-01-02 00:00:00.000000' AS TIMESTAMP)"
+        );
+        assert_eq!(
+            bind_macro("start_date", s, e).unwrap(),
+            "CAST('2026-01-01' AS DATE)"
+        );
         assert!(bind_macro("bogus", s, e).is_none());
     }
 }

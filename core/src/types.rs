@@ -11,10 +11,15 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum TypeFamily {
+    /// Strings, however spelled (`VARCHAR`, `TEXT`, ...), plus UUIDs and enums.
     Text,
+    /// Integers, floats and decimals of any width.
     Numeric,
+    /// Dates, times, timestamps (with or without zone) and intervals.
     Temporal,
+    /// `BOOLEAN` and its aliases.
     Boolean,
+    /// Anything efmesh does not compare (JSON, lists, structs, ...); matches every family.
     Any,
 }
 
@@ -22,18 +27,27 @@ impl TypeFamily {
     /// Classify a type as written in SQL (`DECIMAL(10, 2)`, `timestamp with time zone`, `INT[]`).
     pub fn of(sql_type: &str) -> TypeFamily {
         let t = sql_type.trim().to_ascii_uppercase();
-        if t.ends_with(']') || t.starts_with("STRUCT") || t.starts_with("MAP") || t.starts_with("UNION") {
+        if t.ends_with(']')
+            || t.starts_with("STRUCT")
+            || t.starts_with("MAP")
+            || t.starts_with("UNION")
+        {
             return TypeFamily::Any;
         }
-        let base: String = t.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        let base: String = t
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
         match base.as_str() {
-            "VARCHAR" | "TEXT" | "STRING" | "CHAR" | "BPCHAR" | "NVARCHAR" | "CHARACTER" | "UUID"
-            | "NAME" | "CITEXT" | "ENUM" => TypeFamily::Text,
+            "VARCHAR" | "TEXT" | "STRING" | "CHAR" | "BPCHAR" | "NVARCHAR" | "CHARACTER"
+            | "UUID" | "NAME" | "CITEXT" | "ENUM" => TypeFamily::Text,
             "TINYINT" | "SMALLINT" | "INT" | "INTEGER" | "BIGINT" | "HUGEINT" | "UTINYINT"
             | "USMALLINT" | "UINTEGER" | "UBIGINT" | "UHUGEINT" | "INT1" | "INT2" | "INT4"
             | "INT8" | "INT16" | "INT32" | "INT64" | "INT128" | "SHORT" | "LONG" | "SIGNED"
             | "SERIAL" | "BIGSERIAL" | "SMALLSERIAL" | "FLOAT" | "FLOAT4" | "FLOAT8" | "REAL"
-            | "DOUBLE" | "DECIMAL" | "NUMERIC" | "VARINT" | "BIGNUM" | "MONEY" => TypeFamily::Numeric,
+            | "DOUBLE" | "DECIMAL" | "NUMERIC" | "VARINT" | "BIGNUM" | "MONEY" => {
+                TypeFamily::Numeric
+            }
             "DATE" | "TIME" | "TIMESTAMP" | "TIMESTAMPTZ" | "DATETIME" | "TIMESTAMP_S"
             | "TIMESTAMP_MS" | "TIMESTAMP_NS" | "TIMETZ" | "INTERVAL" => TypeFamily::Temporal,
             "BOOLEAN" | "BOOL" | "LOGICAL" => TypeFamily::Boolean,

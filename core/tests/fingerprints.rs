@@ -15,14 +15,23 @@ fn files_under(root: &Path, dir: &str) -> Vec<SourceText> {
     let mut out = vec![];
     let mut stack = vec![root.join(dir)];
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "sql") {
-                let rel = p.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
-                out.push(SourceText { path: rel, text: std::fs::read_to_string(&p).unwrap() });
+                let rel = p
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push(SourceText {
+                    path: rel,
+                    text: std::fs::read_to_string(&p).unwrap(),
+                });
             }
         }
     }
@@ -33,49 +42,116 @@ fn files_under(root: &Path, dir: &str) -> Vec<SourceText> {
 fn load_dir(root: &Path) -> Loaded {
     let cfg_text = std::fs::read_to_string(root.join("efmesh.toml")).unwrap();
     let config = Config::parse("efmesh.toml", &cfg_text, &|_| None).unwrap();
-    let sources = ProjectSources { config, models: files_under(root, "models"), audits: files_under(root, "audits"), external_models: None };
-    load(sources, &mut |rel| std::fs::read(root.join(rel)).map_err(|e| e.to_string()))
+    let sources = ProjectSources {
+        config,
+        models: files_under(root, "models"),
+        audits: files_under(root, "audits"),
+        external_models: None,
+    };
+    load(sources, &mut |rel| {
+        std::fs::read(root.join(rel)).map_err(|e| e.to_string())
+    })
 }
 
 #[test]
 fn corpus_fingerprints_are_frozen() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
     let loaded = load_dir(&root);
-    let errors: Vec<String> = loaded.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
+    let errors: Vec<String> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.to_string())
+        .collect();
     assert!(errors.is_empty(), "corpus must check clean: {errors:#?}");
     let p = loaded.project.unwrap();
     assert!(p.models.len() >= 40, "the corpus covers at least 40 models");
 
     // the corpus covers what the golden test promises to cover
     let kinds: std::collections::BTreeSet<&str> = p.models.iter().map(|m| m.kind.name()).collect();
-    for k in ["FULL", "VIEW", "EMBEDDED", "INCREMENTAL_BY_TIME_RANGE", "INCREMENTAL_BY_UNIQUE_KEY", "SCD_TYPE_2", "SCD_TYPE_2_BY_COLUMN", "SEED", "EXTERNAL"] {
+    for k in [
+        "FULL",
+        "VIEW",
+        "EMBEDDED",
+        "INCREMENTAL_BY_TIME_RANGE",
+        "INCREMENTAL_BY_UNIQUE_KEY",
+        "SCD_TYPE_2",
+        "SCD_TYPE_2_BY_COLUMN",
+        "SEED",
+        "EXTERNAL",
+    ] {
         assert!(kinds.contains(k), "corpus lacks a {k} model");
     }
-    let canon: Vec<&str> = p.models.iter().filter_map(|m| m.query.as_ref()).map(|q| q.canonical.as_str()).collect();
-    for needle in ["@start_ds", "@end_ds", "@start_ts", "@end_ts", "@start_date", "@end_date", "@start_dt", "@end_dt", "@start", "WITH ", " OVER (", "*"] {
-        assert!(canon.iter().any(|c| c.contains(needle)), "corpus lacks `{needle}`");
+    let canon: Vec<&str> = p
+        .models
+        .iter()
+        .filter_map(|m| m.query.as_ref())
+        .map(|q| q.canonical.as_str())
+        .collect();
+    for needle in [
+        "@start_ds",
+        "@end_ds",
+        "@start_ts",
+        "@end_ts",
+        "@start_date",
+        "@end_date",
+        "@start_dt",
+        "@end_dt",
+        "@start",
+        "WITH ",
+        " OVER (",
+        "*",
+    ] {
+        assert!(
+            canon.iter().any(|c| c.contains(needle)),
+            "corpus lacks `{needle}`"
+        );
     }
-    assert!(p.models.iter().any(|m| matches!(m.query.as_ref().map(|q| &q.form), Some(QueryForm::Fallback { .. }))), "corpus lacks a fallback-parsed model");
+    assert!(
+        p.models.iter().any(|m| matches!(
+            m.query.as_ref().map(|q| &q.form),
+            Some(QueryForm::Fallback { .. })
+        )),
+        "corpus lacks a fallback-parsed model"
+    );
     assert!(p.models.iter().any(|m| matches!(m.kind, Kind::Seed { .. })));
 
-    let fps: BTreeMap<&str, &str> = p.models.iter().zip(&p.fingerprints).map(|(m, f)| (m.name.as_str(), f.as_str())).collect();
+    let fps: BTreeMap<&str, &str> = p
+        .models
+        .iter()
+        .zip(&p.fingerprints)
+        .map(|(m, f)| (m.name.as_str(), f.as_str()))
+        .collect();
     insta::assert_yaml_snapshot!("corpus_fingerprints", fps);
 }
 
 /// A two-model project: an EXTERNAL parent and the model under test.
 fn fp_with_parent(parent_columns: &str, model: &str) -> String {
-    let parent = format!("MODEL (name src.events, kind EXTERNAL (table raw.events), columns ({parent_columns}));");
+    let parent = format!(
+        "MODEL (name src.events, kind EXTERNAL (table raw.events), columns ({parent_columns}));"
+    );
     let sources = ProjectSources {
         config: Config::defaults("t"),
         models: vec![
-            SourceText { path: "models/events.sql".into(), text: parent },
-            SourceText { path: "models/m.sql".into(), text: model.into() },
+            SourceText {
+                path: "models/events.sql".into(),
+                text: parent,
+            },
+            SourceText {
+                path: "models/m.sql".into(),
+                text: model.into(),
+            },
         ],
         audits: vec![],
         external_models: None,
     };
     let loaded = load(sources, &mut |_| Err("no seeds".into()));
-    let errors: Vec<String> = loaded.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
+    let errors: Vec<String> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.to_string())
+        .collect();
     assert!(errors.is_empty(), "{model}\n{errors:#?}");
     let p = loaded.project.unwrap();
     p.fingerprints[p.index_of("m.a").unwrap()].clone()
@@ -135,9 +211,18 @@ fn semantic_edits_always_change_the_fingerprint() {
         seen.push(f);
     }
     // a parent's new version changes the child's fingerprint
-    assert_ne!(fp_with_parent("id INT, v DOUBLE, ts TIMESTAMP, label VARCHAR, extra INT", BASE), base);
+    assert_ne!(
+        fp_with_parent(
+            "id INT, v DOUBLE, ts TIMESTAMP, label VARCHAR, extra INT",
+            BASE
+        ),
+        base
+    );
     // ... but not a change of a parent's column type within the same family
-    assert_eq!(fp_with_parent("id BIGINT, v DOUBLE, ts TIMESTAMP, label TEXT", BASE), base);
+    assert_eq!(
+        fp_with_parent("id BIGINT, v DOUBLE, ts TIMESTAMP, label TEXT", BASE),
+        base
+    );
 }
 
 #[test]
@@ -151,7 +236,11 @@ fn canonical_forms_are_frozen() {
         .iter()
         .map(|q| {
             let src = format!("MODEL (name m.a, kind FULL);\n{q}");
-            let (m, _) = efmesh_core::model::parse_model_file("m.sql", &src, efmesh_core::sql::Dialect::DuckDb);
+            let (m, _) = efmesh_core::model::parse_model_file(
+                "m.sql",
+                &src,
+                efmesh_core::sql::Dialect::DuckDb,
+            );
             m.unwrap().query.unwrap().canonical
         })
         .collect();

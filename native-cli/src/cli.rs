@@ -24,6 +24,7 @@ pub struct Cli {
     /// Minimum level of logs written to stderr.
     #[arg(long, global = true, value_enum, default_value_t = LogLevel::Info)]
     pub log_level: LogLevel,
+    /// What to do; each subcommand is one call into the library.
     #[command(subcommand)]
     pub command: Command,
 }
@@ -31,13 +32,19 @@ pub struct Cli {
 /// Log levels for `--log-level`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum LogLevel {
+    /// Only failures.
     Error,
+    /// Failures and things that look wrong.
     Warn,
+    /// What efmesh is doing, step by step.
     Info,
+    /// Detail for finding out why efmesh did something.
     Debug,
+    /// Everything efmesh can log.
     Trace,
 }
 
+/// The subcommands of `efmesh`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Load the project and check every model, reference and column; changes nothing.
@@ -59,11 +66,13 @@ pub enum Command {
         /// End of that interval, exclusive (default: one interval after start).
         #[arg(long)]
         end: Option<String>,
+        /// Print one JSON object on stdout.
         #[arg(long)]
         json: bool,
     },
     /// Show the models in topological order with kinds, dependencies and fingerprints.
     Graph {
+        /// Print one JSON object on stdout.
         #[arg(long)]
         json: bool,
     },
@@ -78,8 +87,14 @@ struct Envelope<T: Serialize> {
 }
 
 fn print_json<T: Serialize>(body: T) {
-    let v = Envelope { api_version: API_VERSION, body };
-    println!("{}", serde_json::to_string_pretty(&v).expect("JSON output serializes"));
+    let v = Envelope {
+        api_version: API_VERSION,
+        body,
+    };
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&v).expect("JSON output serializes")
+    );
 }
 
 #[derive(Serialize)]
@@ -117,7 +132,15 @@ fn fail(err: Error, json: bool) -> ExitCode {
         _ => (&empty, None),
     };
     if json {
-        print_json(ErrorJson { ok: false, error: ErrorBody { code: err.code(), message: err.to_string(), help: err.help() }, diagnostics: diags });
+        print_json(ErrorJson {
+            ok: false,
+            error: ErrorBody {
+                code: err.code(),
+                message: err.to_string(),
+                help: err.help(),
+            },
+            diagnostics: diags,
+        });
     } else {
         if let Some(files) = files {
             report::print_diagnostics(diags, files, stderr_color());
@@ -157,13 +180,26 @@ pub fn run(cli: Cli) -> ExitCode {
                 let ok = report.errors() == 0;
                 let models = report.project.as_ref().map(|p| p.models.len()).unwrap_or(0);
                 if json {
-                    print_json(CheckJson { ok, models, errors: report.errors(), warnings: report.warnings(), diagnostics: &report.diagnostics });
+                    print_json(CheckJson {
+                        ok,
+                        models,
+                        errors: report.errors(),
+                        warnings: report.warnings(),
+                        diagnostics: &report.diagnostics,
+                    });
                 } else {
                     report::print_diagnostics(&report.diagnostics, &report.files, stderr_color());
                     if ok {
-                        println!("ok: {models} models checked, {} warning(s)", report.warnings());
+                        println!(
+                            "ok: {models} models checked, {} warning(s)",
+                            report.warnings()
+                        );
                     } else {
-                        eprintln!("error: {} error(s), {} warning(s); nothing was run", report.errors(), report.warnings());
+                        eprintln!(
+                            "error: {} error(s), {} warning(s); nothing was run",
+                            report.errors(),
+                            report.warnings()
+                        );
                     }
                 }
                 ExitCode::from(if ok { 0 } else { 1 })
@@ -178,15 +214,36 @@ pub fn run(cli: Cli) -> ExitCode {
                 } else {
                     let width = g.models.iter().map(|m| m.name.len()).max().unwrap_or(0);
                     for m in &g.models {
-                        let deps = if m.deps.is_empty() { String::new() } else { format!("  <- {}", m.deps.join(", ")) };
-                        println!("{:width$}  {:<25}  {}{}", m.name, m.kind, efmesh_core::fingerprint::short(&m.fingerprint), deps);
+                        let deps = if m.deps.is_empty() {
+                            String::new()
+                        } else {
+                            format!("  <- {}", m.deps.join(", "))
+                        };
+                        println!(
+                            "{:width$}  {:<25}  {}{}",
+                            m.name,
+                            m.kind,
+                            efmesh_core::fingerprint::short(&m.fingerprint),
+                            deps
+                        );
                     }
                 }
                 ExitCode::SUCCESS
             }
         },
-        Command::Render { model, env, start, end, json } => {
-            let opts = RenderOptions { env, start, end, pretty: !json };
+        Command::Render {
+            model,
+            env,
+            start,
+            end,
+            json,
+        } => {
+            let opts = RenderOptions {
+                env,
+                start,
+                end,
+                pretty: !json,
+            };
             let r = Efmesh::open(&dir).and_then(|p| p.render(&model, &opts));
             match r {
                 Err(e) => fail(e, json),

@@ -21,10 +21,14 @@ pub fn find_root(start: &Path) -> Result<PathBuf, Error> {
 fn globset(globs: &[String]) -> Result<GlobSet, Error> {
     let mut b = GlobSetBuilder::new();
     for g in globs {
-        let glob = Glob::new(g).map_err(|e| Error::Config { message: format!("`{g}` is not a valid glob: {e}") })?;
+        let glob = Glob::new(g).map_err(|e| Error::Config {
+            message: format!("`{g}` is not a valid glob: {e}"),
+        })?;
         b.add(glob);
     }
-    b.build().map_err(|e| Error::Config { message: e.to_string() })
+    b.build().map_err(|e| Error::Config {
+        message: e.to_string(),
+    })
 }
 
 /// Project-relative paths (with `/`) of the files under `root` matching any of `globs`,
@@ -32,17 +36,29 @@ fn globset(globs: &[String]) -> Result<GlobSet, Error> {
 pub fn matching_files(root: &Path, globs: &[String]) -> Result<Vec<String>, Error> {
     let set = globset(globs)?;
     let mut out = vec![];
-    let walker = walkdir::WalkDir::new(root).follow_links(true).into_iter().filter_entry(|e| {
-        let name = e.file_name().to_string_lossy();
-        e.depth() == 0 || !(name.starts_with('.') || (e.file_type().is_dir() && (name == "target" || name == "node_modules")))
-    });
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .into_iter()
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            e.depth() == 0
+                || !(name.starts_with('.')
+                    || (e.file_type().is_dir() && (name == "target" || name == "node_modules")))
+        });
     for entry in walker {
-        let entry = entry.map_err(|e| Error::Io { path: root.to_path_buf(), message: e.to_string() })?;
+        let entry = entry.map_err(|e| Error::Io {
+            path: root.to_path_buf(),
+            message: e.to_string(),
+        })?;
         if !entry.file_type().is_file() {
             continue;
         }
         let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
-        let rel = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+        let rel = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
         if set.is_match(&rel) {
             out.push(rel);
         }

@@ -7,32 +7,65 @@ use std::path::{Path, PathBuf};
 /// A project that failed to check, with the file texts needed to render its diagnostics.
 #[derive(Debug)]
 pub struct CheckFailure {
+    /// Every problem found, errors first.
     pub diagnostics: Vec<Diagnostic>,
+    /// The text of every file read, by project-relative path, to show diagnostics in context.
     pub files: BTreeMap<String, String>,
 }
 
 /// Why an efmesh operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// No `efmesh.toml` was found walking up from where efmesh was started.
     #[error("could not find `efmesh.toml` in `{}` or any parent directory", start.display())]
-    NoProject { start: PathBuf },
+    NoProject {
+        /// The directory the search started from.
+        start: PathBuf,
+    },
+    /// A file or directory of the project could not be read.
     #[error("cannot read `{}`: {message}", path.display())]
-    Io { path: PathBuf, message: String },
+    Io {
+        /// The path that failed.
+        path: PathBuf,
+        /// The operating system's reason.
+        message: String,
+    },
+    /// The configuration cannot be acted on, e.g. a file glob that does not compile.
     #[error("invalid configuration: {message}")]
-    Config { message: String },
+    Config {
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The project has errors; every diagnostic comes along so all can be fixed in one round.
     #[error("the project has {} error(s)", .0.diagnostics.iter().filter(|d| d.is_error()).count())]
     Invalid(Box<CheckFailure>),
+    /// A command named a model the project does not define.
     #[error("unknown model `{name}`")]
-    UnknownModel { name: String, suggestion: Option<String> },
+    UnknownModel {
+        /// The name as given.
+        name: String,
+        /// The closest model name, when one is near enough to be a likely typo.
+        suggestion: Option<String>,
+    },
+    /// A command-line argument is invalid, e.g. a bad `--start` or an invalid environment name.
     #[error("{message}")]
-    Argument { message: String, help: Option<String> },
+    Argument {
+        /// What is wrong with the argument.
+        message: String,
+        /// What to do instead, when there is advice.
+        help: Option<String>,
+    },
+    /// A model's SQL could not be rendered; carries the renderer's message.
     #[error("{0}")]
     Render(String),
 }
 
 impl Error {
     pub(crate) fn io(path: &Path, e: std::io::Error) -> Error {
-        Error::Io { path: path.to_path_buf(), message: e.to_string() }
+        Error::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        }
     }
 
     /// A stable identifier for `--json` consumers.
@@ -51,9 +84,16 @@ impl Error {
     /// What to do about it.
     pub fn help(&self) -> Option<String> {
         match self {
-            Error::NoProject { .. } => Some("run inside a project, pass `-C <dir>`, or create one with `efmesh init`".into()),
+            Error::NoProject { .. } => Some(
+                "run inside a project, pass `-C <dir>`, or create one with `efmesh init`".into(),
+            ),
             Error::Invalid(_) => Some("fix the errors above; `efmesh check` lists them all".into()),
-            Error::UnknownModel { suggestion: Some(s), .. } => Some(format!("did you mean `{s}`? `efmesh graph` lists every model")),
+            Error::UnknownModel {
+                suggestion: Some(s),
+                ..
+            } => Some(format!(
+                "did you mean `{s}`? `efmesh graph` lists every model"
+            )),
             Error::UnknownModel { .. } => Some("`efmesh graph` lists every model".into()),
             Error::Argument { help, .. } => help.clone(),
             _ => None,

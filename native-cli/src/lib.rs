@@ -17,12 +17,11 @@
 //! assert_eq!(project.render("s.b", &efmesh::RenderOptions::default())?.sql, "SELECT id FROM s.a");
 //! # Ok::<(), efmesh::Error>(())
 //! ```
-
-pub mod discover;
-pub mod error;
 #![warn(missing_docs)]
 
 pub mod cli;
+pub mod discover;
+pub mod error;
 pub mod report;
 
 pub use efmesh_core as core;
@@ -42,17 +41,22 @@ use std::path::{Path, PathBuf};
 /// The outcome of checking a project: every diagnostic plus the texts to render them.
 #[derive(Debug)]
 pub struct CheckReport {
+    /// The project root: the directory holding `efmesh.toml`.
     pub root: PathBuf,
+    /// Every problem found, errors first; empty when the project is clean.
     pub diagnostics: Vec<Diagnostic>,
+    /// The text of every file read, by project-relative path, to show diagnostics in context.
     pub files: BTreeMap<String, String>,
     /// The project, when it checked without errors.
     pub project: Option<Project>,
 }
 
 impl CheckReport {
+    /// How many diagnostics are errors; any error means the project cannot be used.
     pub fn errors(&self) -> usize {
         self.diagnostics.iter().filter(|d| d.is_error()).count()
     }
+    /// How many diagnostics are only warnings.
     pub fn warnings(&self) -> usize {
         self.diagnostics.len() - self.errors()
     }
@@ -69,15 +73,20 @@ pub struct Efmesh {
 /// One model in [`Graph`]: the `efmesh graph --json` contract.
 #[derive(Debug, Clone, Serialize)]
 pub struct GraphModel {
+    /// The model's `schema.table` name.
     pub name: String,
+    /// The kind as written in a MODEL block (`FULL`, `VIEW`, ...).
     pub kind: String,
+    /// The names of the models it reads directly, sorted.
     pub deps: Vec<String>,
+    /// The full fingerprint: it changes exactly when the model's data would.
     pub fingerprint: String,
 }
 
 /// The model DAG in topological order.
 #[derive(Debug, Clone, Serialize)]
 pub struct Graph {
+    /// Every model, parents before children.
     pub models: Vec<GraphModel>,
 }
 
@@ -88,6 +97,7 @@ pub struct RenderOptions {
     pub env: Option<String>,
     /// Interval bounds the time macros bind to (default: the model's start, one interval).
     pub start: Option<String>,
+    /// End of that interval, exclusive (default: one interval after the start).
     pub end: Option<String>,
     /// Lay the SQL out over indented lines.
     pub pretty: bool,
@@ -96,10 +106,15 @@ pub struct RenderOptions {
 /// A rendered model: the SQL and the interval its macros were bound to.
 #[derive(Debug, Clone, Serialize)]
 pub struct Rendered {
+    /// The model's `schema.table` name.
     pub model: String,
+    /// The environment whose views the SQL's references point to.
     pub env: String,
+    /// Start of the interval the time macros were bound to (`YYYY-MM-DDTHH:MM:SSZ`).
     pub start: String,
+    /// End of that interval, exclusive, in the same format.
     pub end: String,
+    /// The SQL as it would run.
     pub sql: String,
 }
 
@@ -123,9 +138,21 @@ pub fn check(dir: &Path) -> Result<CheckReport, Error> {
     files.insert(CONFIG_FILE.to_string(), config_text.clone());
     let config = match Config::parse(CONFIG_FILE, &config_text, &process_env) {
         Ok(c) => c,
-        Err(diagnostics) => return Ok(CheckReport { root, diagnostics, files, project: None }),
+        Err(diagnostics) => {
+            return Ok(CheckReport {
+                root,
+                diagnostics,
+                files,
+                project: None,
+            })
+        }
     };
-    let mut sources = ProjectSources { config: config.clone(), models: vec![], audits: vec![], external_models: None };
+    let mut sources = ProjectSources {
+        config: config.clone(),
+        models: vec![],
+        audits: vec![],
+        external_models: None,
+    };
     for path in discover::matching_files(&root, &config.model_globs)? {
         let text = read(&path)?;
         files.insert(path.clone(), text.clone());
@@ -139,11 +166,19 @@ pub fn check(dir: &Path) -> Result<CheckReport, Error> {
     if root.join(EXTERNAL_MODELS_FILE).is_file() {
         let text = read(EXTERNAL_MODELS_FILE)?;
         files.insert(EXTERNAL_MODELS_FILE.to_string(), text.clone());
-        sources.external_models = Some(SourceText { path: EXTERNAL_MODELS_FILE.into(), text });
+        sources.external_models = Some(SourceText {
+            path: EXTERNAL_MODELS_FILE.into(),
+            text,
+        });
     }
     let mut read_seed = |rel: &str| std::fs::read(root.join(rel)).map_err(|e| e.to_string());
     let loaded = project::load(sources, &mut read_seed);
-    Ok(CheckReport { root, diagnostics: loaded.diagnostics, files, project: loaded.project })
+    Ok(CheckReport {
+        root,
+        diagnostics: loaded.diagnostics,
+        files,
+        project: loaded.project,
+    })
 }
 
 impl Efmesh {
@@ -152,8 +187,15 @@ impl Efmesh {
     pub fn open(dir: impl AsRef<Path>) -> Result<Efmesh, Error> {
         let report = check(dir.as_ref())?;
         match report.project {
-            Some(project) => Ok(Efmesh { root: report.root, project, warnings: report.diagnostics }),
-            None => Err(Error::Invalid(Box::new(CheckFailure { diagnostics: report.diagnostics, files: report.files }))),
+            Some(project) => Ok(Efmesh {
+                root: report.root,
+                project,
+                warnings: report.diagnostics,
+            }),
+            None => Err(Error::Invalid(Box::new(CheckFailure {
+                diagnostics: report.diagnostics,
+                files: report.files,
+            }))),
         }
     }
 
@@ -173,10 +215,15 @@ impl Efmesh {
     }
 
     fn model_index(&self, name: &str) -> Result<usize, Error> {
-        self.project.index_of(name).ok_or_else(|| Error::UnknownModel {
-            name: name.to_string(),
-            suggestion: efmesh_core::suggest::closest(name, self.project.models.iter().map(|m| m.name.as_str())),
-        })
+        self.project
+            .index_of(name)
+            .ok_or_else(|| Error::UnknownModel {
+                name: name.to_string(),
+                suggestion: efmesh_core::suggest::closest(
+                    name,
+                    self.project.models.iter().map(|m| m.name.as_str()),
+                ),
+            })
     }
 
     /// The DAG in topological order, with kinds, direct dependencies and fingerprints.
@@ -201,14 +248,23 @@ impl Efmesh {
     pub fn render(&self, model: &str, opts: &RenderOptions) -> Result<Rendered, Error> {
         let i = self.model_index(model)?;
         let env = opts.env.clone().unwrap_or_else(|| naming::PROD.to_string());
-        naming::validate_env(&env).map_err(|e| Error::Argument { message: e.to_string(), help: None })?;
+        naming::validate_env(&env).map_err(|e| Error::Argument {
+            message: e.to_string(),
+            help: None,
+        })?;
         let m = &self.project.models[i];
         let parse = |s: &str, what: &str| {
-            efmesh_core::time::parse_instant(s).map_err(|message| Error::Argument { message: format!("--{what}: {message}"), help: None })
+            efmesh_core::time::parse_instant(s).map_err(|message| Error::Argument {
+                message: format!("--{what}: {message}"),
+                help: None,
+            })
         };
         let start: NaiveDateTime = match (&opts.start, &m.start, &self.project.config.start) {
             (Some(s), _, _) | (None, Some(s), _) | (None, None, Some(s)) => parse(s, "start")?,
-            (None, None, None) => Utc::now().date_naive().and_hms_opt(0, 0, 0).expect("midnight exists"),
+            (None, None, None) => Utc::now()
+                .date_naive()
+                .and_hms_opt(0, 0, 0)
+                .expect("midnight exists"),
         };
         let step = match m.interval_unit {
             Some(efmesh_core::model::IntervalUnit::Minute) => chrono::Duration::minutes(1),
@@ -220,11 +276,27 @@ impl Efmesh {
             None => start + step,
         };
         if end <= start {
-            return Err(Error::Argument { message: format!("--end ({end}) must be after --start ({start})"), help: None });
+            return Err(Error::Argument {
+                message: format!("--end ({end}) must be after --start ({start})"),
+                help: None,
+            });
         }
-        let sql = render_model(&self.project, i, &RelationTarget::Environment(env.clone()), start, end, opts.pretty)
-            .map_err(|e| Error::Render(e.to_string()))?;
+        let sql = render_model(
+            &self.project,
+            i,
+            &RelationTarget::Environment(env.clone()),
+            start,
+            end,
+            opts.pretty,
+        )
+        .map_err(|e| Error::Render(e.to_string()))?;
         let fmt = |t: NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%SZ").to_string();
-        Ok(Rendered { model: m.name.clone(), env, start: fmt(start), end: fmt(end), sql })
+        Ok(Rendered {
+            model: m.name.clone(),
+            env,
+            start: fmt(start),
+            end: fmt(end),
+            sql,
+        })
     }
 }

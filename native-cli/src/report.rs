@@ -6,7 +6,10 @@ use std::io::Write;
 
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
 use codespan_reporting::files::SimpleFiles;
-use codespan_reporting::term::{self, termcolor::{ColorChoice, StandardStream}};
+use codespan_reporting::term::{
+    self,
+    termcolor::{ColorChoice, StandardStream},
+};
 
 /// How many warnings of one kind are shown in full before the rest are counted.
 const WARNINGS_SHOWN_PER_CODE: usize = 3;
@@ -16,7 +19,11 @@ fn offset(text: &str, line: u64, col: u64) -> usize {
     let mut off = 0;
     for (i, l) in text.split_inclusive('\n').enumerate() {
         if i as u64 + 1 == line {
-            let within: usize = l.chars().take(col.saturating_sub(1) as usize).map(char::len_utf8).sum();
+            let within: usize = l
+                .chars()
+                .take(col.saturating_sub(1) as usize)
+                .map(char::len_utf8)
+                .sum();
             return (off + within).min(text.len());
         }
         off += l.len();
@@ -31,12 +38,19 @@ pub fn print_diagnostics(diags: &[Diagnostic], files_text: &BTreeMap<String, Str
     for (name, text) in files_text {
         ids.insert(name.clone(), files.add(name.clone(), text.clone()));
     }
-    let writer = StandardStream::stderr(if color { ColorChoice::Auto } else { ColorChoice::Never });
+    let writer = StandardStream::stderr(if color {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    });
     let config = term::Config::default();
     let mut per_code: HashMap<&str, usize> = HashMap::new();
     let mut hidden: BTreeMap<&str, usize> = BTreeMap::new();
     // errors first, then warnings
-    let ordered = diags.iter().filter(|d| d.is_error()).chain(diags.iter().filter(|d| !d.is_error()));
+    let ordered = diags
+        .iter()
+        .filter(|d| d.is_error())
+        .chain(diags.iter().filter(|d| !d.is_error()));
     for d in ordered {
         let code = d.problem.code();
         if d.severity() == Severity::Warning {
@@ -75,7 +89,10 @@ pub fn print_diagnostics(diags: &[Diagnostic], files_text: &BTreeMap<String, Str
     if !hidden.is_empty() {
         let mut err = std::io::stderr().lock();
         for (code, n) in hidden {
-            let _ = writeln!(err, "note: {n} more `{code}` warning(s) not shown (`--json` lists all)");
+            let _ = writeln!(
+                err,
+                "note: {n} more `{code}` warning(s) not shown (`--json` lists all)"
+            );
         }
     }
 }

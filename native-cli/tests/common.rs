@@ -30,19 +30,25 @@ pub fn project(files: &[(&str, &str)]) -> TempDir {
 /// The efmesh binary, without colors, run in `dir`.
 pub fn efmesh(dir: &Path) -> Command {
     let mut c = Command::cargo_bin("efmesh").unwrap();
-    c.current_dir(dir).env("NO_COLOR", "1").env_remove("RUST_LOG");
+    c.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG");
     c
 }
 
 /// The repository root.
 pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// Parse stdout as exactly one JSON object.
 pub fn json(out: &[u8]) -> serde_json::Value {
     let text = std::str::from_utf8(out).unwrap();
-    let v: serde_json::Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}):\n{text}"));
+    let v: serde_json::Value = serde_json::from_str(text)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}):\n{text}"));
     assert_eq!(v["apiVersion"], 1, "every payload carries apiVersion 1");
     v
 }

@@ -15,9 +15,13 @@ use sqlparser::tokenizer::{Span, Token, TokenWithSpan};
 pub enum TermKind {
     /// An identifier or dotted path (`sushi.orders`), with whether any part was quoted.
     Ident(String, bool),
+    /// A quoted string literal, unescaped.
     Str(String),
+    /// A numeric literal as written, sign included.
     Number(String),
+    /// A parenthesized, comma-separated list (`(a, b INT)`).
     Tuple(Vec<Item>),
+    /// A bracketed, comma-separated list (`[a, b]`).
     Array(Vec<Item>),
     /// Any other single token, such as `:=` or `=`.
     Op(String),
@@ -26,14 +30,18 @@ pub enum TermKind {
 /// A term with its source span.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Term {
+    /// What the term is.
     pub kind: TermKind,
+    /// Where it is written, so a property's diagnostic can point at its value.
     pub span: Span,
 }
 
 /// A comma-separated entry: a sequence of terms (`time_column ds`, `id INT`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Item {
+    /// The terms in order; for a property the first is its key.
     pub terms: Vec<Term>,
+    /// From the first term to the last.
     pub span: Span,
 }
 
@@ -92,13 +100,20 @@ impl std::fmt::Display for Item {
 }
 
 fn join_items(items: &[Item]) -> String {
-    items.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+    items
+        .iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A parsed block: its entries and the index of the first token after it (past the `;`).
 pub struct Block {
+    /// The comma-separated entries between the parentheses.
     pub items: Vec<Item>,
+    /// From the keyword to the closing parenthesis.
     pub span: Span,
+    /// Index into the tokens where what follows the block (its query) begins.
     pub rest: usize,
 }
 
@@ -111,11 +126,18 @@ pub fn parse_block(
     tokens: &[TokenWithSpan],
     file: &str,
 ) -> Result<Option<Block>, Diagnostic> {
-    let mut p = Cursor { tokens, pos: 0, file, block };
+    let mut p = Cursor {
+        tokens,
+        pos: 0,
+        file,
+        block,
+    };
     p.skip_ws();
     match p.peek() {
-        Some(TokenWithSpan { token: Token::Word(w), .. })
-            if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(keyword) => {}
+        Some(TokenWithSpan {
+            token: Token::Word(w),
+            ..
+        }) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(keyword) => {}
         _ => return Ok(None),
     }
     let start = p.next().expect("peeked").span;
@@ -126,7 +148,11 @@ pub fn parse_block(
     if matches!(p.peek().map(|t| &t.token), Some(Token::SemiColon)) {
         p.pos += 1;
     }
-    Ok(Some(Block { items, span: start.union(&end), rest: p.pos }))
+    Ok(Some(Block {
+        items,
+        span: start.union(&end),
+        rest: p.pos,
+    }))
 }
 
 struct Cursor<'a> {
@@ -138,7 +164,10 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn skip_ws(&mut self) {
-        while matches!(self.tokens.get(self.pos).map(|t| &t.token), Some(Token::Whitespace(_))) {
+        while matches!(
+            self.tokens.get(self.pos).map(|t| &t.token),
+            Some(Token::Whitespace(_))
+        ) {
             self.pos += 1;
         }
     }
@@ -158,14 +187,24 @@ impl<'a> Cursor<'a> {
 
     fn error(&self, expected: &str, found: Option<&TokenWithSpan>) -> Diagnostic {
         let (found_s, loc) = match found {
-            Some(t) => (format!("`{}`", t.token), Location::from_span(self.file, t.span)),
+            Some(t) => (
+                format!("`{}`", t.token),
+                Location::from_span(self.file, t.span),
+            ),
             None => {
                 let last = self.tokens.last().map(|t| t.span).unwrap_or(Span::empty());
-                ("end of file".to_string(), Location::from_span(self.file, last))
+                (
+                    "end of file".to_string(),
+                    Location::from_span(self.file, last),
+                )
             }
         };
         Diagnostic::at(
-            Problem::BlockSyntax { block: self.block, expected: expected.into(), found: found_s },
+            Problem::BlockSyntax {
+                block: self.block,
+                expected: expected.into(),
+                found: found_s,
+            },
             loc,
         )
     }
@@ -189,7 +228,10 @@ impl<'a> Cursor<'a> {
                 self.pos += 1;
                 if !terms.is_empty() {
                     let span = terms[0].span.union(&terms[terms.len() - 1].span);
-                    items.push(Item { terms: std::mem::take(&mut terms), span });
+                    items.push(Item {
+                        terms: std::mem::take(&mut terms),
+                        span,
+                    });
                 }
                 if &t.token == close {
                     return Ok(items);
@@ -209,9 +251,15 @@ impl<'a> Cursor<'a> {
                 let mut name = w.value.clone();
                 let mut end = span;
                 // dotted path: a.b.c (no whitespace allowed around the dots)
-                while matches!(self.tokens.get(self.pos).map(|t| &t.token), Some(Token::Period)) {
+                while matches!(
+                    self.tokens.get(self.pos).map(|t| &t.token),
+                    Some(Token::Period)
+                ) {
                     match self.tokens.get(self.pos + 1) {
-                        Some(TokenWithSpan { token: Token::Word(w2), span: s2 }) => {
+                        Some(TokenWithSpan {
+                            token: Token::Word(w2),
+                            span: s2,
+                        }) => {
                             name.push('.');
                             name.push_str(&w2.value);
                             quoted |= w2.quote_style.is_some();
@@ -221,7 +269,10 @@ impl<'a> Cursor<'a> {
                         _ => break,
                     }
                 }
-                return Ok(Term { kind: TermKind::Ident(name, quoted), span: span.union(&end) });
+                return Ok(Term {
+                    kind: TermKind::Ident(name, quoted),
+                    span: span.union(&end),
+                });
             }
             Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => TermKind::Str(s.clone()),
             Token::Number(n, _) => TermKind::Number(n.clone()),
@@ -229,19 +280,28 @@ impl<'a> Cursor<'a> {
                 Some(Token::Number(n, _)) => {
                     let s2 = self.tokens[self.pos].span;
                     self.pos += 1;
-                    return Ok(Term { kind: TermKind::Number(format!("-{n}")), span: span.union(&s2) });
+                    return Ok(Term {
+                        kind: TermKind::Number(format!("-{n}")),
+                        span: span.union(&s2),
+                    });
                 }
                 _ => TermKind::Op("-".into()),
             },
             Token::LParen => {
                 let items = self.items(&Token::RParen)?;
                 let end = self.tokens[self.pos - 1].span;
-                return Ok(Term { kind: TermKind::Tuple(items), span: span.union(&end) });
+                return Ok(Term {
+                    kind: TermKind::Tuple(items),
+                    span: span.union(&end),
+                });
             }
             Token::LBracket => {
                 let items = self.items(&Token::RBracket)?;
                 let end = self.tokens[self.pos - 1].span;
-                return Ok(Term { kind: TermKind::Array(items), span: span.union(&end) });
+                return Ok(Term {
+                    kind: TermKind::Array(items),
+                    span: span.union(&end),
+                });
             }
             Token::RParen | Token::RBracket | Token::SemiColon => {
                 return Err(self.error("a value", Some(t)));
@@ -259,8 +319,12 @@ mod tests {
     use sqlparser::tokenizer::Tokenizer;
 
     fn parse(src: &str) -> Block {
-        let toks = Tokenizer::new(&DuckDbDialect {}, src).tokenize_with_location().unwrap();
-        parse_block("MODEL", "MODEL", &toks, "m.sql").unwrap().unwrap()
+        let toks = Tokenizer::new(&DuckDbDialect {}, src)
+            .tokenize_with_location()
+            .unwrap();
+        parse_block("MODEL", "MODEL", &toks, "m.sql")
+            .unwrap()
+            .unwrap()
     }
 
     #[test]
@@ -268,7 +332,10 @@ mod tests {
         let b = parse("model (\n name a.b,\n kind INCREMENTAL_BY_TIME_RANGE (time_column (ds, '%Y'), batch_size 7,),\n columns (id DECIMAL(10, 2), t TIMESTAMP WITH TIME ZONE, l INT[]),\n audits (not_null(columns := (id))),\n);\nSELECT 1");
         assert_eq!(b.items.len(), 4);
         assert_eq!(b.items[0].to_string(), "name a.b");
-        assert_eq!(b.items[1].to_string(), "kind INCREMENTAL_BY_TIME_RANGE(time_column(ds, '%Y'), batch_size 7)");
+        assert_eq!(
+            b.items[1].to_string(),
+            "kind INCREMENTAL_BY_TIME_RANGE(time_column(ds, '%Y'), batch_size 7)"
+        );
         let cols = b.items[2].terms[1].list().unwrap();
         assert_eq!(cols[0].to_string(), "id DECIMAL(10, 2)");
         assert_eq!(cols[1].to_string(), "t TIMESTAMP WITH TIME ZONE");
@@ -278,7 +345,9 @@ mod tests {
 
     #[test]
     fn unclosed_block_is_an_error_with_position() {
-        let toks = Tokenizer::new(&DuckDbDialect {}, "MODEL (name a.b,\n kind FULL").tokenize_with_location().unwrap();
+        let toks = Tokenizer::new(&DuckDbDialect {}, "MODEL (name a.b,\n kind FULL")
+            .tokenize_with_location()
+            .unwrap();
         let err = parse_block("MODEL", "MODEL", &toks, "m.sql").err().unwrap();
         assert!(err.to_string().contains("end of file"), "{err}");
     }

@@ -10,8 +10,11 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FileFormat {
+    /// Parquet files; the guess when neither path nor URL says otherwise.
     Parquet,
+    /// CSV files, guessed when the path or URL contains `.csv`.
     Csv,
+    /// JSON or newline-delimited JSON, guessed when the path or URL contains `.json`.
     Json,
 }
 
@@ -21,11 +24,28 @@ pub enum FileFormat {
 #[serde(rename_all = "snake_case")]
 pub enum ExternalSource {
     /// A table that already exists in the engine.
-    Table { table: String },
+    Table {
+        /// The engine table's name, lower-cased (`schema.table`).
+        table: String,
+    },
     /// Files by path or glob.
-    Files { path: String, format: FileFormat, union_by_name: bool, hive_partitioning: bool },
+    Files {
+        /// The path or glob, as written.
+        path: String,
+        /// How to read the files: given by `format`, or guessed from the path.
+        format: FileFormat,
+        /// Match columns across files by name rather than position.
+        union_by_name: bool,
+        /// Read `key=value` directories in the path as partition columns.
+        hive_partitioning: bool,
+    },
     /// An http(s) URL.
-    Url { url: String, format: FileFormat },
+    Url {
+        /// The URL, as written.
+        url: String,
+        /// How to read the response: given by `format`, or guessed from the URL.
+        format: FileFormat,
+    },
 }
 
 /// How a model is materialized. Serialized into the fingerprint payload, so every field here
@@ -33,44 +53,84 @@ pub enum ExternalSource {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "name")]
 pub enum Kind {
+    /// Rebuilt from scratch on every run.
     #[serde(rename = "FULL")]
     Full,
+    /// A view over the query, so it is always current and costs nothing to build.
     #[serde(rename = "VIEW")]
-    View { materialized: bool },
+    View {
+        /// Ask the engine for a materialized view instead of a plain one.
+        materialized: bool,
+    },
+    /// Never stored: inlined as a subquery into the models that read it.
     #[serde(rename = "EMBEDDED")]
     Embedded,
+    /// Built interval by interval, each run replacing only the rows of its time range.
     #[serde(rename = "INCREMENTAL_BY_TIME_RANGE")]
     IncrementalByTimeRange {
+        /// The output column that places each row in an interval, lower-cased.
         time_column: String,
+        /// The column's format string, when it holds text rather than a temporal type.
         time_column_format: Option<String>,
+        /// The most intervals one run may process at once; `None` means no limit.
         batch_size: Option<u32>,
+        /// How many earlier intervals each run also reprocesses, for late-arriving data.
         lookback: u32,
     },
+    /// Each run upserts the query's rows into the table, matched on a key.
     #[serde(rename = "INCREMENTAL_BY_UNIQUE_KEY")]
-    IncrementalByUniqueKey { unique_key: Vec<String>, batch_size: Option<u32>, lookback: u32 },
+    IncrementalByUniqueKey {
+        /// The columns that identify a row across runs.
+        unique_key: Vec<String>,
+        /// The most intervals one run may process at once; `None` means no limit.
+        batch_size: Option<u32>,
+        /// How many earlier intervals each run also reprocesses, for late-arriving data.
+        lookback: u32,
+    },
+    /// Slowly changing dimension that keeps every version of a row, detected by an update time.
     #[serde(rename = "SCD_TYPE_2")]
     ScdType2 {
+        /// The columns that identify a row across versions.
         unique_key: Vec<String>,
+        /// Name of the added column where a version starts to be valid.
         valid_from_name: String,
+        /// Name of the added column where a version stops being valid (NULL while current).
         valid_to_name: String,
+        /// The source column whose change marks a new version.
         updated_at_name: String,
+        /// Give new rows their `updated_at` value as valid-from, instead of 1970-01-01.
         updated_at_as_valid_from: bool,
+        /// Close the current version of rows that disappear from the source.
         invalidate_hard_deletes: bool,
     },
+    /// Slowly changing dimension that keeps every version of a row, detected by comparing columns.
     #[serde(rename = "SCD_TYPE_2_BY_COLUMN")]
     ScdType2ByColumn {
+        /// The columns that identify a row across versions.
         unique_key: Vec<String>,
         /// The compared columns; `["*"]` compares every column.
         columns: Vec<String>,
+        /// Name of the added column where a version starts to be valid.
         valid_from_name: String,
+        /// Name of the added column where a version stops being valid (NULL while current).
         valid_to_name: String,
+        /// Give new rows the run's execution time as valid-from, instead of 1970-01-01.
         execution_time_as_valid_from: bool,
+        /// Close the current version of rows that disappear from the source.
         invalidate_hard_deletes: bool,
     },
+    /// A CSV file shipped with the project; its content hash enters the fingerprint.
     #[serde(rename = "SEED")]
-    Seed { path: String },
+    Seed {
+        /// The CSV file, relative to the model file's directory as in SQLMesh.
+        path: String,
+    },
+    /// Data efmesh reads but does not build: an engine table, files or a URL.
     #[serde(rename = "EXTERNAL")]
-    External { source: ExternalSource },
+    External {
+        /// Where the rows come from.
+        source: ExternalSource,
+    },
 }
 
 impl Kind {
@@ -97,15 +157,32 @@ impl Kind {
 
 /// Every kind name efmesh accepts (including SQLMesh's aliases), for suggestions.
 pub const KIND_NAMES: &[&str] = &[
-    "FULL", "VIEW", "EMBEDDED", "INCREMENTAL_BY_TIME_RANGE", "INCREMENTAL_BY_UNIQUE_KEY",
-    "SCD_TYPE_2", "SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN", "SEED", "EXTERNAL",
+    "FULL",
+    "VIEW",
+    "EMBEDDED",
+    "INCREMENTAL_BY_TIME_RANGE",
+    "INCREMENTAL_BY_UNIQUE_KEY",
+    "SCD_TYPE_2",
+    "SCD_TYPE_2_BY_TIME",
+    "SCD_TYPE_2_BY_COLUMN",
+    "SEED",
+    "EXTERNAL",
 ];
 
 /// SQLMesh kind parameters that efmesh reads but does not act on.
 const IGNORED_KIND_PARAMS: &[&str] = &[
-    "forward_only", "disable_restatement", "on_destructive_change", "on_additive_change",
-    "auto_restatement_cron", "auto_restatement_intervals", "partition_by_time_column",
-    "batch_concurrency", "when_matched", "merge_filter", "time_data_type", "csv_settings",
+    "forward_only",
+    "disable_restatement",
+    "on_destructive_change",
+    "on_additive_change",
+    "auto_restatement_cron",
+    "auto_restatement_intervals",
+    "partition_by_time_column",
+    "batch_concurrency",
+    "when_matched",
+    "merge_filter",
+    "time_data_type",
+    "csv_settings",
 ];
 
 /// Parse the value of `kind`: `NAME` or `NAME (param value, ...)`.
@@ -115,21 +192,29 @@ pub fn parse_kind(v: &Value, warnings: &mut Vec<Diagnostic>) -> Result<Kind, Dia
         [n, p] if p.list().is_some() => (n, p.list()),
         _ => return Err(v.invalid("a kind name, optionally followed by (parameters)")),
     };
-    let Some(raw_name) = name_t.ident() else { return Err(v.invalid("a kind name")) };
+    let Some(raw_name) = name_t.ident() else {
+        return Err(v.invalid("a kind name"));
+    };
     let name = raw_name.to_ascii_uppercase();
     let mut p = Params::new(&name, v.file);
     for item in params.unwrap_or(&[]) {
         let Some((k, rest)) = key_value(item) else {
             return Err(Diagnostic::at(
-                Problem::InvalidValue { property: format!("kind {name}"), expected: "`parameter value` pairs".into() },
+                Problem::InvalidValue {
+                    property: format!("kind {name}"),
+                    expected: "`parameter value` pairs".into(),
+                },
                 Location::from_span(v.file, item.span),
             ));
         };
-        p.entries.push((k.ident().unwrap_or_default().to_ascii_lowercase(), k, rest));
+        p.entries
+            .push((k.ident().unwrap_or_default().to_ascii_lowercase(), k, rest));
     }
     let kind = match name.as_str() {
         "FULL" => Kind::Full,
-        "VIEW" => Kind::View { materialized: p.bool("materialized")?.unwrap_or(false) },
+        "VIEW" => Kind::View {
+            materialized: p.bool("materialized")?.unwrap_or(false),
+        },
         "EMBEDDED" => Kind::Embedded,
         "INCREMENTAL_BY_TIME_RANGE" => {
             let (time_column, time_column_format) = match p.take("time_column") {
@@ -139,11 +224,19 @@ pub fn parse_kind(v: &Value, warnings: &mut Vec<Diagnostic>) -> Result<Kind, Dia
                     match terms {
                         [t] if t.list().is_some() => {
                             let items = t.list().unwrap_or(&[]);
-                            let col = items.first().and_then(|i| i.terms.first()).and_then(|t| t.ident());
-                            let fmt = items.get(1).and_then(|i| i.terms.first()).and_then(|t| t.scalar());
+                            let col = items
+                                .first()
+                                .and_then(|i| i.terms.first())
+                                .and_then(|t| t.ident());
+                            let fmt = items
+                                .get(1)
+                                .and_then(|i| i.terms.first())
+                                .and_then(|t| t.scalar());
                             match col {
                                 Some(c) => (c.to_ascii_lowercase(), fmt.map(str::to_string)),
-                                None => return Err(tv.invalid("a column name or (column, 'format')")),
+                                None => {
+                                    return Err(tv.invalid("a column name or (column, 'format')"))
+                                }
                             }
                         }
                         _ => (tv.ident()?, None),
@@ -164,9 +257,15 @@ pub fn parse_kind(v: &Value, warnings: &mut Vec<Diagnostic>) -> Result<Kind, Dia
         },
         "SCD_TYPE_2" | "SCD_TYPE_2_BY_TIME" => Kind::ScdType2 {
             unique_key: p.required_list("unique_key", v)?,
-            valid_from_name: p.ident("valid_from_name")?.unwrap_or_else(|| "valid_from".into()),
-            valid_to_name: p.ident("valid_to_name")?.unwrap_or_else(|| "valid_to".into()),
-            updated_at_name: p.ident("updated_at_name")?.unwrap_or_else(|| "updated_at".into()),
+            valid_from_name: p
+                .ident("valid_from_name")?
+                .unwrap_or_else(|| "valid_from".into()),
+            valid_to_name: p
+                .ident("valid_to_name")?
+                .unwrap_or_else(|| "valid_to".into()),
+            updated_at_name: p
+                .ident("updated_at_name")?
+                .unwrap_or_else(|| "updated_at".into()),
             updated_at_as_valid_from: p.bool("updated_at_as_valid_from")?.unwrap_or(false),
             invalidate_hard_deletes: p.bool("invalidate_hard_deletes")?.unwrap_or(false),
         },
@@ -174,24 +273,39 @@ pub fn parse_kind(v: &Value, warnings: &mut Vec<Diagnostic>) -> Result<Kind, Dia
             unique_key: p.required_list("unique_key", v)?,
             columns: match p.take("columns") {
                 None => return Err(p.missing("columns", v)),
-                Some((_, [t])) if matches!(&t.kind, super::block::TermKind::Op(s) if s == "*") => vec!["*".into()],
-                Some((_, terms)) => Value::new("columns", terms, span_of(terms, v.span), v.file).ident_list()?,
+                Some((_, [t])) if matches!(&t.kind, super::block::TermKind::Op(s) if s == "*") => {
+                    vec!["*".into()]
+                }
+                Some((_, terms)) => {
+                    Value::new("columns", terms, span_of(terms, v.span), v.file).ident_list()?
+                }
             },
-            valid_from_name: p.ident("valid_from_name")?.unwrap_or_else(|| "valid_from".into()),
-            valid_to_name: p.ident("valid_to_name")?.unwrap_or_else(|| "valid_to".into()),
+            valid_from_name: p
+                .ident("valid_from_name")?
+                .unwrap_or_else(|| "valid_from".into()),
+            valid_to_name: p
+                .ident("valid_to_name")?
+                .unwrap_or_else(|| "valid_to".into()),
             execution_time_as_valid_from: p.bool("execution_time_as_valid_from")?.unwrap_or(false),
             invalidate_hard_deletes: p.bool("invalidate_hard_deletes")?.unwrap_or(false),
         },
         "SEED" => Kind::Seed {
             path: match p.take("path") {
-                Some((_, terms)) => Value::new("path", terms, span_of(terms, v.span), v.file).text()?,
+                Some((_, terms)) => {
+                    Value::new("path", terms, span_of(terms, v.span), v.file).text()?
+                }
                 None => return Err(p.missing("path", v)),
             },
         },
-        "EXTERNAL" => Kind::External { source: external_source(&mut p, v)? },
+        "EXTERNAL" => Kind::External {
+            source: external_source(&mut p, v)?,
+        },
         _ => {
             return Err(Diagnostic::at(
-                Problem::UnknownKind { name: raw_name.into(), suggestion: crate::suggest::closest(&name, KIND_NAMES.iter().copied()) },
+                Problem::UnknownKind {
+                    name: raw_name.into(),
+                    suggestion: crate::suggest::closest(&name, KIND_NAMES.iter().copied()),
+                },
                 Location::from_span(v.file, name_t.span),
             ))
         }
@@ -232,7 +346,12 @@ fn external_source(p: &mut Params, v: &Value) -> Result<ExternalSource, Diagnost
         (Some(table), None, None) => Ok(ExternalSource::Table { table }),
         (None, Some(path), None) => {
             let format = format.unwrap_or_else(|| guess(&path));
-            Ok(ExternalSource::Files { path, format, union_by_name, hive_partitioning })
+            Ok(ExternalSource::Files {
+                path,
+                format,
+                union_by_name,
+                hive_partitioning,
+            })
         }
         (None, None, Some(url)) => {
             let format = format.unwrap_or_else(|| guess(&url));
@@ -251,7 +370,11 @@ struct Params<'a> {
 
 impl<'a> Params<'a> {
     fn new(kind: &str, file: &'a str) -> Self {
-        Params { kind: kind.into(), file, entries: vec![] }
+        Params {
+            kind: kind.into(),
+            file,
+            entries: vec![],
+        }
     }
 
     fn take(&mut self, key: &str) -> Option<(&'a Term, &'a [Term])> {
@@ -286,7 +409,13 @@ impl<'a> Params<'a> {
     }
 
     fn missing(&self, param: &'static str, v: &Value) -> Diagnostic {
-        Diagnostic::at(Problem::MissingKindParameter { kind: self.kind.clone(), param }, v.location())
+        Diagnostic::at(
+            Problem::MissingKindParameter {
+                kind: self.kind.clone(),
+                param,
+            },
+            v.location(),
+        )
     }
 
     /// Report parameters nobody consumed: SQLMesh's ignored ones warn, others fail.
@@ -300,7 +429,11 @@ impl<'a> Params<'a> {
                 ));
             } else {
                 return Err(Diagnostic::at(
-                    Problem::UnknownKindParameter { kind: self.kind.clone(), param: key, known: known_params(kind) },
+                    Problem::UnknownKindParameter {
+                        kind: self.kind.clone(),
+                        param: key,
+                        known: known_params(kind),
+                    },
                     loc,
                 ));
             }
@@ -315,9 +448,30 @@ fn known_params(kind: &Kind) -> Vec<&'static str> {
         Kind::View { .. } => vec!["materialized"],
         Kind::IncrementalByTimeRange { .. } => vec!["time_column", "batch_size", "lookback"],
         Kind::IncrementalByUniqueKey { .. } => vec!["unique_key", "batch_size", "lookback"],
-        Kind::ScdType2 { .. } => vec!["unique_key", "valid_from_name", "valid_to_name", "updated_at_name", "updated_at_as_valid_from", "invalidate_hard_deletes"],
-        Kind::ScdType2ByColumn { .. } => vec!["unique_key", "columns", "valid_from_name", "valid_to_name", "execution_time_as_valid_from", "invalidate_hard_deletes"],
+        Kind::ScdType2 { .. } => vec![
+            "unique_key",
+            "valid_from_name",
+            "valid_to_name",
+            "updated_at_name",
+            "updated_at_as_valid_from",
+            "invalidate_hard_deletes",
+        ],
+        Kind::ScdType2ByColumn { .. } => vec![
+            "unique_key",
+            "columns",
+            "valid_from_name",
+            "valid_to_name",
+            "execution_time_as_valid_from",
+            "invalidate_hard_deletes",
+        ],
         Kind::Seed { .. } => vec!["path"],
-        Kind::External { .. } => vec!["table", "path", "url", "format", "union_by_name", "hive_partitioning"],
+        Kind::External { .. } => vec![
+            "table",
+            "path",
+            "url",
+            "format",
+            "union_by_name",
+            "hive_partitioning",
+        ],
     }
 }

@@ -26,6 +26,7 @@ pub struct ColumnDef {
     pub name: String,
     /// The type as written (`DECIMAL(10, 2)`).
     pub sql_type: String,
+    /// The type's family, which is what contracts compare across engines.
     pub family: TypeFamily,
 }
 
@@ -33,9 +34,12 @@ pub struct ColumnDef {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Target {
+    /// A table in the engine's database (the default).
     #[default]
     Table,
+    /// Parquet files in the project's lake (`[lake] path`).
     Parquet,
+    /// A table in the DuckLake catalog configured under `[ducklake]`.
     Ducklake,
 }
 
@@ -43,9 +47,12 @@ pub enum Target {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum Answerable {
+    /// The data is complete for what it describes (the default).
     #[default]
     Full,
+    /// The data holds only part of what it describes, so totals and counts understate reality.
     Sampled,
+    /// The data cannot be believed to answer questions about what it describes.
     Unobservable,
 }
 
@@ -53,17 +60,22 @@ pub enum Answerable {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IntervalUnit {
+    /// One-minute intervals.
     Minute,
+    /// One-hour intervals.
     Hour,
+    /// One-day intervals.
     Day,
 }
 
 /// One audit applied to a model: a built-in or a named AUDIT, with its arguments.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AuditCall {
+    /// The audit's name, lower-cased: a built-in or a named AUDIT.
     pub name: String,
     /// `(argument, value as SQL text)` in the order written.
     pub args: Vec<(String, String)>,
+    /// Where the call is written, for diagnostics about it.
     #[serde(skip)]
     pub location: Location,
 }
@@ -75,23 +87,41 @@ pub struct Model {
     pub name: String,
     /// The project-relative path of the file.
     pub file: String,
+    /// Where the `name` is written: the anchor for diagnostics about the model as a whole.
     pub name_location: Location,
+    /// How the model is materialized, with the kind's parameters.
     pub kind: Kind,
+    /// The first instant of history to build; `None` falls back to the project's `start`.
     pub start: Option<String>,
+    /// The last instant to build, for models whose history is closed.
     pub end: Option<String>,
+    /// How often the model is due to run (`@daily`, a cron expression); never fingerprinted.
     pub cron: Option<String>,
+    /// The length of one interval of the model; unset means one day.
     pub interval_unit: Option<IntervalUnit>,
+    /// The columns that identify one row; each must be an output column.
     pub grain: Vec<String>,
+    /// The declared output columns: the model's contract. `None` means inferred, unchecked.
     pub columns: Option<Vec<ColumnDef>>,
+    /// The audits to run on the model's data, in the order written.
     pub audits: Vec<AuditCall>,
+    /// Free text for people; never fingerprinted.
     pub description: Option<String>,
+    /// Who answers for the model; never fingerprinted.
     pub owner: Option<String>,
+    /// Labels for grouping and selection; never fingerprinted.
     pub tags: Vec<String>,
+    /// Parents declared by hand, for dependencies the query does not name, with where written.
     pub depends_on: Vec<(String, Location)>,
+    /// Where the model's data is stored.
     pub target: Target,
+    /// How far the model's data may be trusted to answer questions, as its owner declares.
     pub answerable: Answerable,
+    /// Known limitations of the data, in the owner's words, for anyone reading the model.
     pub caveats: Vec<String>,
+    /// Columns to mask in environments configured with `redacted = true`.
     pub redact: Vec<String>,
+    /// How many of the model's interval batches may run at once; `None` leaves it to efmesh.
     pub batch_concurrency: Option<u32>,
     /// The query, for kinds defined by one.
     pub query: Option<ModelQuery>,
@@ -106,30 +136,80 @@ impl Model {
 
 /// Properties efmesh understands.
 pub const KNOWN_PROPERTIES: &[&str] = &[
-    "name", "kind", "start", "end", "cron", "interval_unit", "grain", "grains", "columns",
-    "audits", "description", "owner", "tags", "depends_on", "target", "answerable", "caveats",
-    "redact", "batch_concurrency",
+    "name",
+    "kind",
+    "start",
+    "end",
+    "cron",
+    "interval_unit",
+    "grain",
+    "grains",
+    "columns",
+    "audits",
+    "description",
+    "owner",
+    "tags",
+    "depends_on",
+    "target",
+    "answerable",
+    "caveats",
+    "redact",
+    "batch_concurrency",
 ];
 
 /// SQLMesh properties efmesh reads and deliberately ignores, with a warning.
 const IGNORED_PROPERTIES: &[&str] = &[
-    "dialect", "physical_properties", "virtual_properties", "session_properties",
-    "partitioned_by", "clustered_by", "storage_format", "table_format", "stamp", "enabled",
-    "allow_partials", "signals", "gateway", "optimize_query", "formatting", "project",
-    "cron_tz", "column_descriptions", "references", "physical_version", "ignored_rules",
-    "validate_query", "table_properties", "virtual_environment_mode", "on_destructive_change",
+    "dialect",
+    "physical_properties",
+    "virtual_properties",
+    "session_properties",
+    "partitioned_by",
+    "clustered_by",
+    "storage_format",
+    "table_format",
+    "stamp",
+    "enabled",
+    "allow_partials",
+    "signals",
+    "gateway",
+    "optimize_query",
+    "formatting",
+    "project",
+    "cron_tz",
+    "column_descriptions",
+    "references",
+    "physical_version",
+    "ignored_rules",
+    "validate_query",
+    "table_properties",
+    "virtual_environment_mode",
+    "on_destructive_change",
 ];
 
 /// Parse one model file. Returns the model (when its block is usable) and every diagnostic,
 /// warnings included.
-pub fn parse_model_file(file: &str, text: &str, dialect: Dialect) -> (Option<Model>, Vec<Diagnostic>) {
+pub fn parse_model_file(
+    file: &str,
+    text: &str,
+    dialect: Dialect,
+) -> (Option<Model>, Vec<Diagnostic>) {
     let mut diags = vec![];
     let d = dialect.parser();
     let tokens = match Tokenizer::new(d.as_ref(), text).tokenize_with_location() {
         Ok(t) => t,
         Err(e) => {
-            let loc = Location::new(file, (e.location.line, e.location.column), (e.location.line, e.location.column + 1));
-            return (None, vec![Diagnostic::at(Problem::SqlTokenize { message: e.message }, loc)]);
+            let loc = Location::new(
+                file,
+                (e.location.line, e.location.column),
+                (e.location.line, e.location.column + 1),
+            );
+            return (
+                None,
+                vec![Diagnostic::at(
+                    Problem::SqlTokenize { message: e.message },
+                    loc,
+                )],
+            );
         }
     };
     let block = match block::parse_block("MODEL", "MODEL", &tokens, file) {
@@ -144,41 +224,66 @@ pub fn parse_model_file(file: &str, text: &str, dialect: Dialect) -> (Option<Mod
         }
         Err(e) => return (None, vec![e]),
     };
-    let model = interpret(file, &block.items, block.span, &mut diags);
+    let parsed = interpret(file, &block.items, block.span, &mut diags);
     let rest = &tokens[block.rest..];
-    let Some(mut model) = model else { return (None, diags) };
+    let Some((mut model, kind_ok)) = parsed else {
+        return (None, diags);
+    };
     let block_loc = Location::from_span(file, block.span);
     let has_query = sql::has_content(rest);
-    if model.kind.has_query() {
+    // A model with a broken block or query is still returned, so its children resolve their
+    // references to it and the user sees the root cause instead of a cascade.
+    if !kind_ok {
+        // nothing more to say about the query until the kind is fixed
+    } else if model.kind.has_query() {
         if !has_query {
-            diags.push(Diagnostic::at(Problem::MissingQuery { kind: model.kind.name().into() }, block_loc));
-            return (None, diags);
-        }
-        match sql::prepare_query(rest, file, dialect, false) {
-            Ok((q, warnings)) => {
-                diags.extend(warnings);
-                model.query = Some(q);
-            }
-            Err(errs) => {
-                diags.extend(errs);
-                return (None, diags);
+            diags.push(Diagnostic::at(
+                Problem::MissingQuery {
+                    kind: model.kind.name().into(),
+                },
+                block_loc,
+            ));
+        } else {
+            match sql::prepare_query(rest, file, dialect, false) {
+                Ok((q, warnings)) => {
+                    diags.extend(warnings);
+                    model.query = Some(q);
+                }
+                Err(errs) => diags.extend(errs),
             }
         }
     } else if has_query {
-        let first = rest.iter().find(|t| !matches!(t.token, sqlparser::tokenizer::Token::Whitespace(_)));
-        let loc = first.map(|t| Location::from_span(file, t.span)).unwrap_or(block_loc);
-        diags.push(Diagnostic::at(Problem::UnexpectedQuery { kind: model.kind.name().into() }, loc));
+        let first = rest
+            .iter()
+            .find(|t| !matches!(t.token, sqlparser::tokenizer::Token::Whitespace(_)));
+        let loc = first
+            .map(|t| Location::from_span(file, t.span))
+            .unwrap_or(block_loc);
+        diags.push(Diagnostic::at(
+            Problem::UnexpectedQuery {
+                kind: model.kind.name().into(),
+            },
+            loc,
+        ));
     }
     if let Kind::External { .. } = model.kind {
         if model.columns.is_none() {
-            diags.push(Diagnostic::at(Problem::ExternalWithoutColumns, model.name_location.clone()));
+            diags.push(Diagnostic::at(
+                Problem::ExternalWithoutColumns,
+                model.name_location.clone(),
+            ));
         }
     }
     (Some(model), diags)
 }
 
-/// Interpret the block's items as model properties.
-fn interpret(file: &str, items: &[Item], block_span: sqlparser::tokenizer::Span, diags: &mut Vec<Diagnostic>) -> Option<Model> {
+/// Interpret the block's items as model properties. The flag says whether `kind` was readable.
+fn interpret(
+    file: &str,
+    items: &[Item],
+    block_span: sqlparser::tokenizer::Span,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<(Model, bool)> {
     let mut seen: Vec<String> = vec![];
     let mut name: Option<(String, Location)> = None;
     let mut kind: Option<Kind> = None;
@@ -205,40 +310,62 @@ fn interpret(file: &str, items: &[Item], block_span: sqlparser::tokenizer::Span,
         batch_concurrency: None,
         query: None,
     };
-    let mut failed = false;
     for item in items {
         let Some((key_t, rest)) = key_value(item) else {
             diags.push(Diagnostic::at(
-                Problem::BlockSyntax { block: "MODEL", expected: "`property value`".into(), found: format!("`{item}`") },
+                Problem::BlockSyntax {
+                    block: "MODEL",
+                    expected: "`property value`".into(),
+                    found: format!("`{item}`"),
+                },
                 Location::from_span(file, item.span),
             ));
-            failed = true;
             continue;
         };
         let key = key_t.ident().unwrap_or_default().to_ascii_lowercase();
         let key_loc = Location::from_span(file, key_t.span);
         if seen.contains(&key) {
-            diags.push(Diagnostic::at(Problem::DuplicateProperty { name: key }, key_loc));
+            diags.push(Diagnostic::at(
+                Problem::DuplicateProperty { name: key },
+                key_loc,
+            ));
             continue;
         }
         seen.push(key.clone());
         if IGNORED_PROPERTIES.contains(&key.as_str()) {
             diags.push(Diagnostic::at(
-                Problem::IgnoredProperty { name: key, why: "a SQLMesh property efmesh does not act on; it is read and ignored" },
+                Problem::IgnoredProperty {
+                    name: key,
+                    why: "a SQLMesh property efmesh does not act on; it is read and ignored",
+                },
                 key_loc,
             ));
             continue;
         }
         if !KNOWN_PROPERTIES.contains(&key.as_str()) {
             let suggestion = crate::suggest::closest(&key, KNOWN_PROPERTIES.iter().copied());
-            diags.push(Diagnostic::at(Problem::UnknownProperty { name: key, known: KNOWN_PROPERTIES.to_vec(), suggestion }, key_loc));
-            failed = true;
+            diags.push(Diagnostic::at(
+                Problem::UnknownProperty {
+                    name: key,
+                    known: KNOWN_PROPERTIES.to_vec(),
+                    suggestion,
+                },
+                key_loc,
+            ));
             continue;
         }
-        let v = Value::new(KNOWN_PROPERTIES.iter().find(|k| **k == key).copied().unwrap_or("?"), rest, span_of(rest, key_t.span), file);
+        let v = Value::new(
+            KNOWN_PROPERTIES
+                .iter()
+                .find(|k| **k == key)
+                .copied()
+                .unwrap_or("?"),
+            rest,
+            span_of(rest, key_t.span),
+            file,
+        );
         if rest.is_empty() {
             diags.push(v.invalid("a value"));
-            failed = true;
             continue;
         }
         let r: Result<(), Diagnostic> = (|| {
@@ -247,7 +374,10 @@ fn interpret(file: &str, items: &[Item], block_span: sqlparser::tokenizer::Span,
                     let n = v.ident()?;
                     let parts: Vec<&str> = n.split('.').collect();
                     if parts.len() != 2 || parts.iter().any(|p| p.is_empty()) {
-                        return Err(Diagnostic::at(Problem::InvalidName { name: n }, v.location()));
+                        return Err(Diagnostic::at(
+                            Problem::InvalidName { name: n },
+                            v.location(),
+                        ));
                     }
                     name = Some((n, v.location()));
                 }
@@ -257,7 +387,11 @@ fn interpret(file: &str, items: &[Item], block_span: sqlparser::tokenizer::Span,
                     if let Err(msg) = crate::time::parse_instant(&s) {
                         return Err(v.invalid(&msg));
                     }
-                    if key == "start" { m.start = Some(s) } else { m.end = Some(s) }
+                    if key == "start" {
+                        m.start = Some(s)
+                    } else {
+                        m.end = Some(s)
+                    }
                 }
                 "cron" => m.cron = Some(v.text()?),
                 "interval_unit" => {
@@ -276,7 +410,11 @@ fn interpret(file: &str, items: &[Item], block_span: sqlparser::tokenizer::Span,
                 "tags" => m.tags = v.text_list()?,
                 "depends_on" => {
                     let loc = v.location();
-                    m.depends_on = v.ident_list()?.into_iter().map(|n| (n, loc.clone())).collect();
+                    m.depends_on = v
+                        .ident_list()?
+                        .into_iter()
+                        .map(|n| (n, loc.clone()))
+                        .collect();
                 }
                 "target" => {
                     m.target = match v.ident()?.as_str() {
@@ -303,7 +441,6 @@ fn interpret(file: &str, items: &[Item], block_span: sqlparser::tokenizer::Span,
         })();
         if let Err(d) = r {
             diags.push(d);
-            failed = true;
         }
     }
     match name {
@@ -312,16 +449,20 @@ fn interpret(file: &str, items: &[Item], block_span: sqlparser::tokenizer::Span,
             m.name_location = loc;
         }
         None => {
-            diags.push(Diagnostic::at(Problem::MissingName, Location::from_span(file, block_span)));
+            diags.push(Diagnostic::at(
+                Problem::MissingName,
+                Location::from_span(file, block_span),
+            ));
             return None;
         }
     }
-    if let Some(k) = kind {
-        m.kind = k;
-    } else if seen.contains(&"kind".to_string()) {
-        failed = true;
+    match kind {
+        Some(k) => m.kind = k,
+        // an unreadable kind was reported; don't guess what the query should look like
+        None if seen.iter().any(|k| k == "kind") => return Some((m, false)),
+        None => {}
     }
-    (!failed).then_some(m)
+    Some((m, true))
 }
 
 fn parse_columns(v: &Value) -> Result<Vec<ColumnDef>, Diagnostic> {
@@ -331,18 +472,33 @@ fn parse_columns(v: &Value) -> Result<Vec<ColumnDef>, Diagnostic> {
             Some((n, ty)) if n.ident().is_some() && !ty.is_empty() => (n, ty),
             _ => {
                 return Err(Diagnostic::at(
-                    Problem::InvalidValue { property: "columns".into(), expected: "`name TYPE` entries".into() },
+                    Problem::InvalidValue {
+                        property: "columns".into(),
+                        expected: "`name TYPE` entries".into(),
+                    },
                     Location::from_span(v.file, item.span),
                 ))
             }
         };
-        let ty_item = Item { terms: ty.to_vec(), span: span_of(ty, item.span) };
+        let ty_item = Item {
+            terms: ty.to_vec(),
+            span: span_of(ty, item.span),
+        };
         let sql_type = ty_item.to_string();
         let name = name_t.ident().unwrap_or_default().to_ascii_lowercase();
         if out.iter().any(|c| c.name == name) {
-            return Err(Diagnostic::at(Problem::DuplicateProperty { name: format!("columns.{name}") }, Location::from_span(v.file, name_t.span)));
+            return Err(Diagnostic::at(
+                Problem::DuplicateProperty {
+                    name: format!("columns.{name}"),
+                },
+                Location::from_span(v.file, name_t.span),
+            ));
         }
-        out.push(ColumnDef { name, family: TypeFamily::of(&sql_type), sql_type });
+        out.push(ColumnDef {
+            name,
+            family: TypeFamily::of(&sql_type),
+            sql_type,
+        });
     }
     Ok(out)
 }
@@ -353,13 +509,19 @@ fn parse_audits(v: &Value) -> Result<Vec<AuditCall>, Diagnostic> {
     let items: &[Item] = match v.terms {
         [t] if matches!(t.kind, TermKind::Tuple(_) | TermKind::Array(_)) => t.list().unwrap_or(&[]),
         terms => {
-            single = [Item { terms: terms.to_vec(), span: v.span }];
+            single = [Item {
+                terms: terms.to_vec(),
+                span: v.span,
+            }];
             &single
         }
     };
     let bad = |span| {
         Diagnostic::at(
-            Problem::InvalidValue { property: "audits".into(), expected: "audit names, optionally with (argument := value, ...)".into() },
+            Problem::InvalidValue {
+                property: "audits".into(),
+                expected: "audit names, optionally with (argument := value, ...)".into(),
+            },
             Location::from_span(v.file, span),
         )
     };
@@ -367,7 +529,9 @@ fn parse_audits(v: &Value) -> Result<Vec<AuditCall>, Diagnostic> {
     for item in items {
         let (name, args) = match item.terms.as_slice() {
             [n] if n.ident().is_some() => (n, &[][..]),
-            [n, a] if n.ident().is_some() && matches!(a.kind, TermKind::Tuple(_)) => (n, a.list().unwrap_or(&[])),
+            [n, a] if n.ident().is_some() && matches!(a.kind, TermKind::Tuple(_)) => {
+                (n, a.list().unwrap_or(&[]))
+            }
             _ => return Err(bad(item.span)),
         };
         let mut parsed = vec![];
@@ -378,8 +542,14 @@ fn parse_audits(v: &Value) -> Result<Vec<AuditCall>, Diagnostic> {
                         && matches!(&op.kind, TermKind::Op(o) if o == ":=" || o == "=" || o == "=>")
                         && !rest.is_empty() =>
                 {
-                    let val = Item { terms: rest.to_vec(), span: span_of(rest, arg.span) };
-                    parsed.push((k.ident().unwrap_or_default().to_ascii_lowercase(), val.to_string()));
+                    let val = Item {
+                        terms: rest.to_vec(),
+                        span: span_of(rest, arg.span),
+                    };
+                    parsed.push((
+                        k.ident().unwrap_or_default().to_ascii_lowercase(),
+                        val.to_string(),
+                    ));
                 }
                 _ => return Err(bad(arg.span)),
             }

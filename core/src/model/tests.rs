@@ -19,24 +19,84 @@ fn first_error(src: &str) -> Diagnostic {
 #[test]
 fn every_kind_parses_with_sqlmesh_spelling() {
     let m = ok("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column (ds, '%Y-%m-%d'), batch_size 7, lookback 2));\nSELECT 1 AS ds");
-    assert_eq!(m.kind, Kind::IncrementalByTimeRange { time_column: "ds".into(), time_column_format: Some("%Y-%m-%d".into()), batch_size: Some(7), lookback: 2 });
+    assert_eq!(
+        m.kind,
+        Kind::IncrementalByTimeRange {
+            time_column: "ds".into(),
+            time_column_format: Some("%Y-%m-%d".into()),
+            batch_size: Some(7),
+            lookback: 2
+        }
+    );
     let m = ok("MODEL (name a.b, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key (id, ds)));\nSELECT 1 AS id, 2 AS ds");
-    assert_eq!(m.kind, Kind::IncrementalByUniqueKey { unique_key: vec!["id".into(), "ds".into()], batch_size: None, lookback: 0 });
+    assert_eq!(
+        m.kind,
+        Kind::IncrementalByUniqueKey {
+            unique_key: vec!["id".into(), "ds".into()],
+            batch_size: None,
+            lookback: 0
+        }
+    );
     let m = ok("MODEL (name a.b, kind SCD_TYPE_2_BY_TIME (unique_key id, updated_at_name changed_at, invalidate_hard_deletes true));\nSELECT 1 AS id, now() AS changed_at");
-    assert!(matches!(m.kind, Kind::ScdType2 { ref updated_at_name, invalidate_hard_deletes: true, .. } if updated_at_name == "changed_at"));
+    assert!(
+        matches!(m.kind, Kind::ScdType2 { ref updated_at_name, invalidate_hard_deletes: true, .. } if updated_at_name == "changed_at")
+    );
     let m = ok("MODEL (name a.b, kind SCD_TYPE_2_BY_COLUMN (unique_key id, columns [tier, region]));\nSELECT 1 AS id, 'x' AS tier, 'y' AS region");
-    assert!(matches!(m.kind, Kind::ScdType2ByColumn { ref columns, .. } if columns == &["tier", "region"]));
-    let m = ok("MODEL (name a.b, kind SCD_TYPE_2_BY_COLUMN (unique_key id, columns *));\nSELECT 1 AS id");
+    assert!(
+        matches!(m.kind, Kind::ScdType2ByColumn { ref columns, .. } if columns == &["tier", "region"])
+    );
+    let m = ok(
+        "MODEL (name a.b, kind SCD_TYPE_2_BY_COLUMN (unique_key id, columns *));\nSELECT 1 AS id",
+    );
     assert!(matches!(m.kind, Kind::ScdType2ByColumn { ref columns, .. } if columns == &["*"]));
-    assert_eq!(ok("MODEL (name a.b, kind SEED (path '../seeds/x.csv'))").kind, Kind::Seed { path: "../seeds/x.csv".into() });
-    assert_eq!(ok("MODEL (name a.b, kind view);\nSELECT 1 AS x").kind, Kind::View { materialized: false });
-    assert_eq!(ok("MODEL (name a.b, kind EMBEDDED);\nSELECT 1 AS x").kind, Kind::Embedded);
+    assert_eq!(
+        ok("MODEL (name a.b, kind SEED (path '../seeds/x.csv'))").kind,
+        Kind::Seed {
+            path: "../seeds/x.csv".into()
+        }
+    );
+    assert_eq!(
+        ok("MODEL (name a.b, kind view);\nSELECT 1 AS x").kind,
+        Kind::View {
+            materialized: false
+        }
+    );
+    assert_eq!(
+        ok("MODEL (name a.b, kind EMBEDDED);\nSELECT 1 AS x").kind,
+        Kind::Embedded
+    );
     let m = ok("MODEL (name raw.e, kind EXTERNAL (path 'archive/**/*.parquet', format parquet, union_by_name true, hive_partitioning true), columns (id INT));");
-    assert_eq!(m.kind, Kind::External { source: ExternalSource::Files { path: "archive/**/*.parquet".into(), format: FileFormat::Parquet, union_by_name: true, hive_partitioning: true } });
-    let m = ok("MODEL (name raw.e, kind EXTERNAL (url 'https://x.test/a.json'), columns (id INT));");
-    assert_eq!(m.kind, Kind::External { source: ExternalSource::Url { url: "https://x.test/a.json".into(), format: FileFormat::Json } });
+    assert_eq!(
+        m.kind,
+        Kind::External {
+            source: ExternalSource::Files {
+                path: "archive/**/*.parquet".into(),
+                format: FileFormat::Parquet,
+                union_by_name: true,
+                hive_partitioning: true
+            }
+        }
+    );
+    let m =
+        ok("MODEL (name raw.e, kind EXTERNAL (url 'https://x.test/a.json'), columns (id INT));");
+    assert_eq!(
+        m.kind,
+        Kind::External {
+            source: ExternalSource::Url {
+                url: "https://x.test/a.json".into(),
+                format: FileFormat::Json
+            }
+        }
+    );
     let m = ok("MODEL (name raw.moves, kind EXTERNAL (table raw.moves_src), columns (id INT));");
-    assert_eq!(m.kind, Kind::External { source: ExternalSource::Table { table: "raw.moves_src".into() } });
+    assert_eq!(
+        m.kind,
+        Kind::External {
+            source: ExternalSource::Table {
+                table: "raw.moves_src".into()
+            }
+        }
+    );
 }
 
 #[test]
@@ -44,18 +104,34 @@ fn properties_are_read_with_any_case_and_trailing_commas() {
     let m = ok("-- header comment\nModel (\n  NAME Med.Moves,\n  Kind Full,\n  start '2026-01-01',\n  cron '@daily',\n  grain (case_id, moved_at),\n  columns (case_id VARCHAR, moved_at TIMESTAMP,),\n  tags [a, b],\n  owner jen,\n  description 'x',\n  target parquet,\n  answerable sampled,\n  caveats ('partial before March',),\n  redact (ssn),\n  audits (not_null(columns := (case_id)), unique_values(columns := (case_id, moved_at)), mine),\n);\nselect 'a' as case_id, now() as moved_at");
     assert_eq!(m.name, "med.moves");
     assert_eq!(m.grain, vec!["case_id", "moved_at"]);
-    assert_eq!(m.columns.as_ref().unwrap().iter().map(|c| c.family).collect::<Vec<_>>(), vec![TypeFamily::Text, TypeFamily::Temporal]);
+    assert_eq!(
+        m.columns
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|c| c.family)
+            .collect::<Vec<_>>(),
+        vec![TypeFamily::Text, TypeFamily::Temporal]
+    );
     assert_eq!(m.tags, vec!["a", "b"]);
-    assert_eq!((m.target, m.answerable), (Target::Parquet, Answerable::Sampled));
+    assert_eq!(
+        (m.target, m.answerable),
+        (Target::Parquet, Answerable::Sampled)
+    );
     assert_eq!(m.caveats, vec!["partial before March"]);
     assert_eq!(m.audits.len(), 3);
-    assert_eq!(m.audits[1].args, vec![("columns".to_string(), "(case_id, moved_at)".to_string())]);
+    assert_eq!(
+        m.audits[1].args,
+        vec![("columns".to_string(), "(case_id, moved_at)".to_string())]
+    );
 }
 
 #[test]
 fn unknown_property_lists_the_known_ones_at_its_position() {
     let d = first_error("MODEL (\n  name a.b,\n  kidn FULL\n);\nSELECT 1 AS x");
-    assert!(matches!(&d.problem, Problem::UnknownProperty { name, suggestion: Some(s), .. } if name == "kidn" && s == "kind"));
+    assert!(
+        matches!(&d.problem, Problem::UnknownProperty { name, suggestion: Some(s), .. } if name == "kidn" && s == "kind")
+    );
     let loc = d.location.unwrap();
     assert_eq!((loc.line, loc.column), (3, 3));
     assert!(d.problem.help().unwrap().contains("interval_unit"));
@@ -65,35 +141,101 @@ fn unknown_property_lists_the_known_ones_at_its_position() {
 fn ignored_sqlmesh_properties_warn() {
     let (m, d) = parse("MODEL (name a.b, dialect duckdb, kind FULL (), physical_properties (x = 1));\nSELECT 1 AS x");
     assert!(m.is_some());
-    assert_eq!(d.iter().map(|d| (d.problem.code(), d.is_error())).collect::<Vec<_>>(), vec![("ignored-property", false), ("ignored-property", false)]);
+    assert_eq!(
+        d.iter()
+            .map(|d| (d.problem.code(), d.is_error()))
+            .collect::<Vec<_>>(),
+        vec![("ignored-property", false), ("ignored-property", false)]
+    );
 }
 
 #[test]
 fn shape_errors_are_reported() {
-    assert!(matches!(first_error("MODEL (name a.b, kind FUL);\nSELECT 1").problem, Problem::UnknownKind { suggestion: Some(ref s), .. } if s == "FULL"));
-    assert!(matches!(first_error("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (batch_size 2));\nSELECT 1").problem, Problem::MissingKindParameter { param: "time_column", .. }));
+    assert!(
+        matches!(first_error("MODEL (name a.b, kind FUL);\nSELECT 1").problem, Problem::UnknownKind { suggestion: Some(ref s), .. } if s == "FULL")
+    );
+    assert!(matches!(
+        first_error("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (batch_size 2));\nSELECT 1")
+            .problem,
+        Problem::MissingKindParameter {
+            param: "time_column",
+            ..
+        }
+    ));
     assert!(matches!(first_error("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, batchsize 2));\nSELECT 1").problem, Problem::UnknownKindParameter { .. }));
-    assert!(matches!(first_error("MODEL (name ab, kind FULL);\nSELECT 1").problem, Problem::InvalidName { .. }));
-    assert!(matches!(first_error("MODEL (kind FULL);\nSELECT 1").problem, Problem::MissingName));
-    assert!(matches!(first_error("MODEL (name a.b, kind FULL);").problem, Problem::MissingQuery { .. }));
-    assert!(matches!(first_error("MODEL (name a.b, kind SEED (path 'x.csv'));\nSELECT 1").problem, Problem::UnexpectedQuery { .. }));
-    assert!(matches!(first_error("MODEL (name a.b, kind EXTERNAL (table x.y));").problem, Problem::ExternalWithoutColumns));
-    assert!(matches!(first_error("MODEL (name a.b);\nSELECT 1; SELECT 2").problem, Problem::MultipleStatements { count: 2 }));
-    assert!(matches!(first_error("MODEL (name a.b);\nCREATE TABLE x (a INT)").problem, Problem::NotAQuery));
-    assert!(matches!(first_error("SELECT 1").problem, Problem::MissingModelBlock));
-    assert!(matches!(first_error("MODEL (name a.b, start 'someday');\nSELECT 1").problem, Problem::InvalidValue { .. }));
+    assert!(matches!(
+        first_error("MODEL (name ab, kind FULL);\nSELECT 1").problem,
+        Problem::InvalidName { .. }
+    ));
+    assert!(matches!(
+        first_error("MODEL (kind FULL);\nSELECT 1").problem,
+        Problem::MissingName
+    ));
+    assert!(matches!(
+        first_error("MODEL (name a.b, kind FULL);").problem,
+        Problem::MissingQuery { .. }
+    ));
+    assert!(matches!(
+        first_error("MODEL (name a.b, kind SEED (path 'x.csv'));\nSELECT 1").problem,
+        Problem::UnexpectedQuery { .. }
+    ));
+    assert!(matches!(
+        first_error("MODEL (name a.b, kind EXTERNAL (table x.y));").problem,
+        Problem::ExternalWithoutColumns
+    ));
+    assert!(matches!(
+        first_error("MODEL (name a.b);\nSELECT 1; SELECT 2").problem,
+        Problem::MultipleStatements { count: 2 }
+    ));
+    assert!(matches!(
+        first_error("MODEL (name a.b);\nCREATE TABLE x (a INT)").problem,
+        Problem::NotAQuery
+    ));
+    assert!(matches!(
+        first_error("SELECT 1").problem,
+        Problem::MissingModelBlock
+    ));
+    assert!(matches!(
+        first_error("MODEL (name a.b, start 'someday');\nSELECT 1").problem,
+        Problem::InvalidValue { .. }
+    ));
     let d = first_error("MODEL (name a.b);\nSELECT * FROM t WHERE d >= @start_dss");
-    assert!(matches!(&d.problem, Problem::UnknownMacro { suggestion: Some(s), .. } if s == "start_ds"));
+    assert!(
+        matches!(&d.problem, Problem::UnknownMacro { suggestion: Some(s), .. } if s == "start_ds")
+    );
     assert_eq!(d.location.unwrap().line, 2);
 }
 
 #[test]
 fn fallback_keeps_engine_sql_plannable() {
-    let (m, d) = parse("MODEL (name a.b, columns (a INT));\nSELECT * FROM t ASOF JOIN u ON t.a >= u.a");
+    let (m, d) =
+        parse("MODEL (name a.b, columns (a INT));\nSELECT * FROM t ASOF JOIN u ON t.a >= u.a");
     let m = m.unwrap();
-    assert!(matches!(m.query.unwrap().form, sql::QueryForm::Fallback { .. }));
+    assert!(matches!(
+        m.query.unwrap().form,
+        sql::QueryForm::Fallback { .. }
+    ));
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].problem.code(), "fallback-parse");
     let loc = d[0].location.as_ref().unwrap();
-    assert_eq!((loc.line, loc.column), (2, 29), "points at the token the parser stopped at");
+    assert_eq!(
+        (loc.line, loc.column),
+        (2, 29),
+        "points at the token the parser stopped at"
+    );
+}
+
+#[test]
+fn an_unreadable_kind_reports_only_itself() {
+    let (m, d) = parse("MODEL (name a.b, kind SEED (pth 'x.csv'));");
+    assert!(
+        m.is_some(),
+        "the model is kept so children still resolve it"
+    );
+    let errors: Vec<&str> = d
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.problem.code())
+        .collect();
+    assert_eq!(errors, vec!["missing-kind-parameter"]);
 }

@@ -7,24 +7,39 @@ use sqlparser::tokenizer::Span;
 
 /// Interprets the value terms of one property, reporting shape errors against `property`.
 pub struct Value<'a> {
+    /// The property name that diagnostics blame.
     pub property: &'a str,
+    /// The value's terms, without the key.
     pub terms: &'a [Term],
+    /// Where the value is written.
     pub span: Span,
+    /// The file the value is in, for locations.
     pub file: &'a str,
 }
 
 impl<'a> Value<'a> {
+    /// A value of `property`, made of `terms` spanning `span` in `file`.
     pub fn new(property: &'a str, terms: &'a [Term], span: Span, file: &'a str) -> Self {
-        Value { property, terms, span, file }
+        Value {
+            property,
+            terms,
+            span,
+            file,
+        }
     }
 
+    /// Where the value is written, for diagnostics.
     pub fn location(&self) -> Location {
         Location::from_span(self.file, self.span)
     }
 
+    /// An invalid-value diagnostic saying what `expected` shape the property needs.
     pub fn invalid(&self, expected: &str) -> Diagnostic {
         Diagnostic::at(
-            Problem::InvalidValue { property: self.property.into(), expected: expected.into() },
+            Problem::InvalidValue {
+                property: self.property.into(),
+                expected: expected.into(),
+            },
             self.location(),
         )
     }
@@ -38,7 +53,10 @@ impl<'a> Value<'a> {
 
     /// An identifier, string or number, as text.
     pub fn scalar(&self) -> Result<String, Diagnostic> {
-        self.single().and_then(|t| t.scalar()).map(str::to_string).ok_or_else(|| self.invalid("a single value"))
+        self.single()
+            .and_then(|t| t.scalar())
+            .map(str::to_string)
+            .ok_or_else(|| self.invalid("a single value"))
     }
 
     /// A string literal or bare identifier.
@@ -58,15 +76,23 @@ impl<'a> Value<'a> {
         }
     }
 
+    /// A non-negative integer literal that fits in `u32`.
     pub fn u32(&self) -> Result<u32, Diagnostic> {
         match self.single().map(|t| &t.kind) {
-            Some(TermKind::Number(n)) => n.parse().map_err(|_| self.invalid("a non-negative integer")),
+            Some(TermKind::Number(n)) => n
+                .parse()
+                .map_err(|_| self.invalid("a non-negative integer")),
             _ => Err(self.invalid("a non-negative integer")),
         }
     }
 
+    /// `true` or `false`, in any case.
     pub fn bool(&self) -> Result<bool, Diagnostic> {
-        match self.single().and_then(|t| t.scalar()).map(|s| s.to_ascii_lowercase()) {
+        match self
+            .single()
+            .and_then(|t| t.scalar())
+            .map(|s| s.to_ascii_lowercase())
+        {
             Some(s) if s == "true" => Ok(true),
             Some(s) if s == "false" => Ok(false),
             _ => Err(self.invalid("true or false")),
@@ -75,20 +101,32 @@ impl<'a> Value<'a> {
 
     /// One name or a tuple/array of names, lower-cased.
     pub fn ident_list(&self) -> Result<Vec<String>, Diagnostic> {
-        self.list_of(|t| match &t.kind {
-            TermKind::Ident(s, _) => Some(s.to_ascii_lowercase()),
-            TermKind::Str(s) => Some(s.to_ascii_lowercase()),
-            _ => None,
-        }, "a name or a list of names")
+        self.list_of(
+            |t| match &t.kind {
+                TermKind::Ident(s, _) => Some(s.to_ascii_lowercase()),
+                TermKind::Str(s) => Some(s.to_ascii_lowercase()),
+                _ => None,
+            },
+            "a name or a list of names",
+        )
     }
 
     /// One string or a tuple/array of strings (identifiers accepted too), case kept.
     pub fn text_list(&self) -> Result<Vec<String>, Diagnostic> {
-        self.list_of(|t| t.scalar().map(str::to_string), "a string or a list of strings")
+        self.list_of(
+            |t| t.scalar().map(str::to_string),
+            "a string or a list of strings",
+        )
     }
 
-    fn list_of(&self, f: impl Fn(&Term) -> Option<String>, expected: &str) -> Result<Vec<String>, Diagnostic> {
-        let Some(t) = self.single() else { return Err(self.invalid(expected)) };
+    fn list_of(
+        &self,
+        f: impl Fn(&Term) -> Option<String>,
+        expected: &str,
+    ) -> Result<Vec<String>, Diagnostic> {
+        let Some(t) = self.single() else {
+            return Err(self.invalid(expected));
+        };
         if let Some(items) = t.list() {
             items
                 .iter()
@@ -104,7 +142,9 @@ impl<'a> Value<'a> {
 
     /// The entries of a tuple or array value.
     pub fn items(&self) -> Result<&'a [Item], Diagnostic> {
-        self.single().and_then(|t| t.list()).ok_or_else(|| self.invalid("a parenthesized list"))
+        self.single()
+            .and_then(|t| t.list())
+            .ok_or_else(|| self.invalid("a parenthesized list"))
     }
 }
 

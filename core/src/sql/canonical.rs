@@ -12,7 +12,9 @@ pub fn normalize_tokens(tokens: &[TokenWithSpan]) -> Vec<TokenWithSpan> {
     tokens
         .iter()
         .map(|t| match &t.token {
-            Token::Word(w) if w.quote_style.is_none() && w.value.bytes().any(|b| b.is_ascii_uppercase()) => {
+            Token::Word(w)
+                if w.quote_style.is_none() && w.value.bytes().any(|b| b.is_ascii_uppercase()) =>
+            {
                 let mut w = w.clone();
                 w.value = w.value.to_ascii_lowercase();
                 TokenWithSpan::new(Token::Word(w), t.span)

@@ -17,10 +17,13 @@ use std::ops::ControlFlow;
 /// A column read that no source provides.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ColumnIssue {
+    /// The column the query reads.
     pub column: String,
     /// `model `src.events``, `CTE `a``, or a list when several sources were in scope.
     pub source_desc: String,
+    /// The columns the sources in scope do provide, for the help line and suggestions.
     pub available: Vec<String>,
+    /// Where the column is read.
     pub location: Location,
 }
 
@@ -29,15 +32,27 @@ pub struct ColumnIssue {
 pub struct ColumnAnalysis {
     /// Output column names (lower-cased), or why they cannot be derived.
     pub outputs: Result<Vec<String>, String>,
+    /// Every column read that no source provides.
     pub issues: Vec<ColumnIssue>,
 }
 
 /// Analyze `query`, looking up the columns of referenced models through `catalog`, which
 /// returns `None` for relations whose columns are unknown.
-pub fn analyze(query: &Query, file: &str, catalog: &dyn Fn(&str) -> Option<Vec<String>>) -> ColumnAnalysis {
-    let mut ctx = Ctx { file, catalog, issues: vec![] };
+pub fn analyze(
+    query: &Query,
+    file: &str,
+    catalog: &dyn Fn(&str) -> Option<Vec<String>>,
+) -> ColumnAnalysis {
+    let mut ctx = Ctx {
+        file,
+        catalog,
+        issues: vec![],
+    };
     let outputs = query_outputs(query, &Vec::new(), None, &mut ctx);
-    ColumnAnalysis { outputs, issues: ctx.issues }
+    ColumnAnalysis {
+        outputs,
+        issues: ctx.issues,
+    }
 }
 
 struct Ctx<'a> {
@@ -70,7 +85,12 @@ fn lower(i: &Ident) -> String {
     i.value.to_ascii_lowercase()
 }
 
-fn query_outputs(q: &Query, env: &Env, outer: Option<&Scope>, ctx: &mut Ctx) -> Result<Vec<String>, String> {
+fn query_outputs(
+    q: &Query,
+    env: &Env,
+    outer: Option<&Scope>,
+    ctx: &mut Ctx,
+) -> Result<Vec<String>, String> {
     let mut env = env.clone();
     if let Some(with) = &q.with {
         for cte in &with.cte_tables {
@@ -92,14 +112,28 @@ fn query_outputs(q: &Query, env: &Env, outer: Option<&Scope>, ctx: &mut Ctx) -> 
     set_outputs(&q.body, &env, outer, ctx, &order_by)
 }
 
-fn set_outputs(body: &SetExpr, env: &Env, outer: Option<&Scope>, ctx: &mut Ctx, order_by: &[&Expr]) -> Result<Vec<String>, String> {
+fn set_outputs(
+    body: &SetExpr,
+    env: &Env,
+    outer: Option<&Scope>,
+    ctx: &mut Ctx,
+    order_by: &[&Expr],
+) -> Result<Vec<String>, String> {
     match body {
         SetExpr::Select(s) => select_outputs(s, env, outer, ctx, order_by),
         SetExpr::Query(q) => query_outputs(q, env, outer, ctx),
-        SetExpr::SetOperation { left, right, set_quantifier, .. } => {
+        SetExpr::SetOperation {
+            left,
+            right,
+            set_quantifier,
+            ..
+        } => {
             let l = set_outputs(left, env, outer, ctx, &[]);
             let r = set_outputs(right, env, outer, ctx, &[]);
-            let by_name = matches!(set_quantifier, SetQuantifier::ByName | SetQuantifier::AllByName | SetQuantifier::DistinctByName);
+            let by_name = matches!(
+                set_quantifier,
+                SetQuantifier::ByName | SetQuantifier::AllByName | SetQuantifier::DistinctByName
+            );
             if by_name {
                 let (mut l, r) = (l?, r?);
                 for c in r {
@@ -113,7 +147,10 @@ fn set_outputs(body: &SetExpr, env: &Env, outer: Option<&Scope>, ctx: &mut Ctx, 
             }
         }
         SetExpr::Values(_) => Err("a VALUES list has no column names".into()),
-        other => Err(format!("`{}` is not analyzed", truncate(&other.to_string()))),
+        other => Err(format!(
+            "`{}` is not analyzed",
+            truncate(&other.to_string())
+        )),
     }
 }
 
@@ -128,15 +165,36 @@ fn truncate(s: &str) -> String {
 fn join_constraint(op: &JoinOperator) -> (Option<&JoinConstraint>, Option<&Expr>) {
     use JoinOperator as J;
     match op {
-        J::Join(c) | J::Inner(c) | J::Left(c) | J::LeftOuter(c) | J::Right(c) | J::RightOuter(c)
-        | J::FullOuter(c) | J::CrossJoin(c) | J::Semi(c) | J::LeftSemi(c) | J::RightSemi(c)
-        | J::Anti(c) | J::LeftAnti(c) | J::RightAnti(c) | J::StraightJoin(c) => (Some(c), None),
-        J::AsOf { match_condition, constraint } => (Some(constraint), Some(match_condition)),
+        J::Join(c)
+        | J::Inner(c)
+        | J::Left(c)
+        | J::LeftOuter(c)
+        | J::Right(c)
+        | J::RightOuter(c)
+        | J::FullOuter(c)
+        | J::CrossJoin(c)
+        | J::Semi(c)
+        | J::LeftSemi(c)
+        | J::RightSemi(c)
+        | J::Anti(c)
+        | J::LeftAnti(c)
+        | J::RightAnti(c)
+        | J::StraightJoin(c) => (Some(c), None),
+        J::AsOf {
+            match_condition,
+            constraint,
+        } => (Some(constraint), Some(match_condition)),
         _ => (None, None),
     }
 }
 
-fn select_outputs(s: &Select, env: &Env, outer: Option<&Scope>, ctx: &mut Ctx, order_by: &[&Expr]) -> Result<Vec<String>, String> {
+fn select_outputs(
+    s: &Select,
+    env: &Env,
+    outer: Option<&Scope>,
+    ctx: &mut Ctx,
+    order_by: &[&Expr],
+) -> Result<Vec<String>, String> {
     let mut sources: Vec<Source> = vec![];
     let mut join_exprs: Vec<&Expr> = vec![];
     for twj in &s.from {
@@ -151,15 +209,24 @@ fn select_outputs(s: &Select, env: &Env, outer: Option<&Scope>, ctx: &mut Ctx, o
             match constraint {
                 Some(JoinConstraint::On(e)) => join_exprs.push(e),
                 Some(JoinConstraint::Using(cols)) | Some(JoinConstraint::UsingAlias(cols, _)) => {
-                    let names: Vec<String> = cols.iter().map(|c| object_name(c)).collect();
+                    let names: Vec<String> = cols.iter().map(object_name).collect();
                     for src in &mut sources[first_new..] {
                         src.hidden.extend(names.iter().cloned());
                     }
                 }
                 Some(JoinConstraint::Natural) => {
-                    let left: Vec<String> = sources[..first_new].iter().flat_map(|s| s.columns.clone().unwrap_or_default()).collect();
+                    let left: Vec<String> = sources[..first_new]
+                        .iter()
+                        .flat_map(|s| s.columns.clone().unwrap_or_default())
+                        .collect();
                     for src in &mut sources[first_new..] {
-                        let common: Vec<String> = src.columns.iter().flatten().filter(|c| left.contains(c)).cloned().collect();
+                        let common: Vec<String> = src
+                            .columns
+                            .iter()
+                            .flatten()
+                            .filter(|c| left.contains(c))
+                            .cloned()
+                            .collect();
                         src.hidden.extend(common);
                     }
                 }
@@ -175,12 +242,18 @@ fn select_outputs(s: &Select, env: &Env, outer: Option<&Scope>, ctx: &mut Ctx, o
             _ => None,
         })
         .collect();
-    let scope = Scope { sources, aliases, parent: outer };
+    let scope = Scope {
+        sources,
+        aliases,
+        parent: outer,
+    };
 
     let mut exprs: Vec<&Expr> = vec![];
     for item in &s.projection {
         match item {
-            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } | SelectItem::ExprWithAliases { expr: e, .. } => exprs.push(e),
+            SelectItem::UnnamedExpr(e)
+            | SelectItem::ExprWithAlias { expr: e, .. }
+            | SelectItem::ExprWithAliases { expr: e, .. } => exprs.push(e),
             _ => {}
         }
     }
@@ -201,7 +274,13 @@ fn select_outputs(s: &Select, env: &Env, outer: Option<&Scope>, ctx: &mut Ctx, o
     }
     exprs.extend(window_exprs);
     for e in exprs {
-        let mut c = Checker { ctx, scope: &scope, env, depth: 0, lambdas: vec![] };
+        let mut c = Checker {
+            ctx,
+            scope: &scope,
+            env,
+            depth: 0,
+            lambdas: vec![],
+        };
         let _ = e.visit(&mut c);
     }
 
@@ -210,9 +289,12 @@ fn select_outputs(s: &Select, env: &Env, outer: Option<&Scope>, ctx: &mut Ctx, o
     for item in &s.projection {
         match item {
             SelectItem::UnnamedExpr(Expr::Identifier(i)) => out.push(lower(i)),
-            SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => out.push(parts.last().map(lower).unwrap_or_default()),
+            SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
+                out.push(parts.last().map(lower).unwrap_or_default())
+            }
             SelectItem::UnnamedExpr(e) => {
-                unknown.get_or_insert_with(|| format!("`{}` has no alias", truncate(&e.to_string())));
+                unknown
+                    .get_or_insert_with(|| format!("`{}` has no alias", truncate(&e.to_string())));
             }
             SelectItem::ExprWithAlias { alias, .. } => out.push(lower(alias)),
             SelectItem::ExprWithAliases { .. } => {
@@ -222,9 +304,13 @@ fn select_outputs(s: &Select, env: &Env, outer: Option<&Scope>, ctx: &mut Ctx, o
                 let mut cols = vec![];
                 for src in &scope.sources {
                     match &src.columns {
-                        Some(c) => cols.extend(c.iter().filter(|c| !src.hidden.contains(c)).cloned()),
+                        Some(c) => {
+                            cols.extend(c.iter().filter(|c| !src.hidden.contains(c)).cloned())
+                        }
                         None => {
-                            unknown.get_or_insert_with(|| format!("`*` reads {}, whose columns are unknown", src.desc));
+                            unknown.get_or_insert_with(|| {
+                                format!("`*` reads {}, whose columns are unknown", src.desc)
+                            });
                         }
                     }
                 }
@@ -235,11 +321,16 @@ fn select_outputs(s: &Select, env: &Env, outer: Option<&Scope>, ctx: &mut Ctx, o
                     SelectItemQualifiedWildcardKind::ObjectName(n) => object_name(n),
                     SelectItemQualifiedWildcardKind::Expr(e) => e.to_string().to_ascii_lowercase(),
                 };
-                let src = scope.sources.iter().find(|s| s.alias == target || s.qualified.as_deref() == Some(target.as_str()));
+                let src = scope
+                    .sources
+                    .iter()
+                    .find(|s| s.alias == target || s.qualified.as_deref() == Some(target.as_str()));
                 match src.and_then(|s| s.columns.clone()) {
                     Some(c) => out.extend(apply_wildcard_options(c, opts)),
                     None => {
-                        unknown.get_or_insert_with(|| format!("the columns of `{target}.*` are unknown"));
+                        unknown.get_or_insert_with(|| {
+                            format!("the columns of `{target}.*` are unknown")
+                        });
                     }
                 }
             }
@@ -264,11 +355,17 @@ fn apply_wildcard_options(mut cols: Vec<String>, opts: &WildcardAdditionalOption
         excluded.extend(e.additional_elements.iter().map(lower));
     }
     // `EXCLUDE (t.col)` names the column by its last part
-    let excluded: Vec<String> = excluded.into_iter().map(|e| e.rsplit('.').next().unwrap_or_default().to_string()).collect();
+    let excluded: Vec<String> = excluded
+        .into_iter()
+        .map(|e| e.rsplit('.').next().unwrap_or_default().to_string())
+        .collect();
     cols.retain(|c| !excluded.contains(c));
     let renames: Vec<(String, String)> = match &opts.opt_rename {
         Some(RenameSelectItem::Single(r)) => vec![(lower(&r.ident), lower(&r.alias))],
-        Some(RenameSelectItem::Multiple(v)) => v.iter().map(|r| (lower(&r.ident), lower(&r.alias))).collect(),
+        Some(RenameSelectItem::Multiple(v)) => v
+            .iter()
+            .map(|r| (lower(&r.ident), lower(&r.alias)))
+            .collect(),
         None => vec![],
     };
     for c in &mut cols {
@@ -287,19 +384,38 @@ fn table_function_columns(name: &str) -> Option<Vec<String>> {
     }
 }
 
-fn add_factor(tf: &TableFactor, env: &Env, outer: Option<&Scope>, ctx: &mut Ctx, sources: &mut Vec<Source>) {
-    let renamed = |alias: &Option<sqlparser::ast::TableAlias>, cols: Option<Vec<String>>| match alias {
-        Some(a) if !a.columns.is_empty() => Some(a.columns.iter().map(|c| lower(&c.name)).collect()),
-        _ => cols,
-    };
-    let alias_name = |alias: &Option<sqlparser::ast::TableAlias>| alias.as_ref().map(|a| lower(&a.name));
+fn add_factor(
+    tf: &TableFactor,
+    env: &Env,
+    outer: Option<&Scope>,
+    ctx: &mut Ctx,
+    sources: &mut Vec<Source>,
+) {
+    let renamed =
+        |alias: &Option<sqlparser::ast::TableAlias>, cols: Option<Vec<String>>| match alias {
+            Some(a) if !a.columns.is_empty() => {
+                Some(a.columns.iter().map(|c| lower(&c.name)).collect())
+            }
+            _ => cols,
+        };
+    let alias_name =
+        |alias: &Option<sqlparser::ast::TableAlias>| alias.as_ref().map(|a| lower(&a.name));
     match tf {
-        TableFactor::Table { name, alias, args, .. } => {
+        TableFactor::Table {
+            name, alias, args, ..
+        } => {
             let n = object_name(name);
             let last = n.rsplit('.').next().unwrap_or_default().to_string();
             let (cols, desc) = if args.is_some() {
-                (table_function_columns(&last), format!("table function `{last}`"))
-            } else if let Some((_, c)) = env.iter().rev().find(|(cte, _)| name.0.len() == 1 && *cte == n) {
+                (
+                    table_function_columns(&last),
+                    format!("table function `{last}`"),
+                )
+            } else if let Some((_, c)) = env
+                .iter()
+                .rev()
+                .find(|(cte, _)| name.0.len() == 1 && *cte == n)
+            {
                 (c.clone(), format!("CTE `{n}`"))
             } else {
                 ((ctx.catalog)(&n), format!("model `{n}`"))
@@ -312,18 +428,27 @@ fn add_factor(tf: &TableFactor, env: &Env, outer: Option<&Scope>, ctx: &mut Ctx,
                 hidden: vec![],
             });
         }
-        TableFactor::Derived { subquery, alias, .. } => {
+        TableFactor::Derived {
+            subquery, alias, ..
+        } => {
             let cols = query_outputs(subquery, env, outer, ctx).ok();
             let a = alias_name(alias).unwrap_or_default();
             sources.push(Source {
-                desc: if a.is_empty() { "a subquery".into() } else { format!("subquery `{a}`") },
+                desc: if a.is_empty() {
+                    "a subquery".into()
+                } else {
+                    format!("subquery `{a}`")
+                },
                 alias: a,
                 qualified: None,
                 columns: renamed(alias, cols),
                 hidden: vec![],
             });
         }
-        TableFactor::NestedJoin { table_with_joins, alias } => {
+        TableFactor::NestedJoin {
+            table_with_joins,
+            alias,
+        } => {
             let mut inner = vec![];
             add_factor(&table_with_joins.relation, env, outer, ctx, &mut inner);
             for j in &table_with_joins.joins {
@@ -362,8 +487,17 @@ fn add_factor(tf: &TableFactor, env: &Env, outer: Option<&Scope>, ctx: &mut Ctx,
 
 /// Identifiers that DuckDB and PostgreSQL resolve without a source.
 const FREE_IDENTIFIERS: &[&str] = &[
-    "current_date", "current_time", "current_timestamp", "localtime", "localtimestamp",
-    "current_user", "session_user", "user", "current_schema", "current_catalog", "current_role",
+    "current_date",
+    "current_time",
+    "current_timestamp",
+    "localtime",
+    "localtimestamp",
+    "current_user",
+    "session_user",
+    "user",
+    "current_schema",
+    "current_catalog",
+    "current_role",
 ];
 
 struct Checker<'a, 's> {
@@ -377,14 +511,19 @@ struct Checker<'a, 's> {
 impl Checker<'_, '_> {
     fn check_unqualified(&mut self, id: &Ident) {
         let name = lower(id);
-        if self.lambdas.iter().any(|l| l.contains(&name)) || FREE_IDENTIFIERS.contains(&name.as_str()) {
+        if self.lambdas.iter().any(|l| l.contains(&name))
+            || FREE_IDENTIFIERS.contains(&name.as_str())
+        {
             return;
         }
         let mut level = Some(self.scope);
         let mut any_source = false;
         while let Some(s) = level {
             any_source |= !s.sources.is_empty();
-            if s.sources.iter().any(|src| src.columns.as_ref().is_some_and(|c| c.contains(&name))) {
+            if s.sources
+                .iter()
+                .any(|src| src.columns.as_ref().is_some_and(|c| c.contains(&name)))
+            {
                 return;
             }
             if s.sources.iter().any(|src| src.columns.is_none()) {
@@ -402,7 +541,13 @@ impl Checker<'_, '_> {
         let desc = if srcs.len() == 1 {
             srcs[0].desc.clone()
         } else {
-            format!("any of {}", srcs.iter().map(|s| s.desc.clone()).collect::<Vec<_>>().join(", "))
+            format!(
+                "any of {}",
+                srcs.iter()
+                    .map(|s| s.desc.clone())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         };
         let mut available: Vec<String> = vec![];
         for c in srcs.iter().flat_map(|s| s.columns.iter().flatten()) {
@@ -410,7 +555,12 @@ impl Checker<'_, '_> {
                 available.push(c.clone());
             }
         }
-        self.ctx.issues.push(ColumnIssue { column: name, source_desc: desc, available, location: Location::from_span(self.ctx.file, id.span) });
+        self.ctx.issues.push(ColumnIssue {
+            column: name,
+            source_desc: desc,
+            available,
+            location: Location::from_span(self.ctx.file, id.span),
+        });
     }
 
     fn check_qualified(&mut self, parts: &[Ident]) {
@@ -427,7 +577,11 @@ impl Checker<'_, '_> {
             // schema.table.col
             if names.len() >= 3 {
                 let q = format!("{}.{}", names[0], names[1]);
-                if let Some(src) = s.sources.iter().find(|src| src.qualified.as_deref() == Some(q.as_str())) {
+                if let Some(src) = s
+                    .sources
+                    .iter()
+                    .find(|src| src.qualified.as_deref() == Some(q.as_str()))
+                {
                     return self.expect_column(src, &names[2], &parts[2]);
                 }
             }
@@ -474,7 +628,9 @@ impl Visitor for Checker<'_, '_> {
             Expr::Lambda(l) => {
                 let params = match &l.params {
                     sqlparser::ast::OneOrManyWithParens::One(p) => vec![lower(&p.name)],
-                    sqlparser::ast::OneOrManyWithParens::Many(ps) => ps.iter().map(|p| lower(&p.name)).collect(),
+                    sqlparser::ast::OneOrManyWithParens::Many(ps) => {
+                        ps.iter().map(|p| lower(&p.name)).collect()
+                    }
                 };
                 self.lambdas.push(params);
             }
@@ -500,10 +656,16 @@ mod tests {
     use sqlparser::tokenizer::Tokenizer;
 
     fn run(sql: &str) -> ColumnAnalysis {
-        let toks = Tokenizer::new(&sqlparser::dialect::DuckDbDialect {}, sql).tokenize_with_location().unwrap();
+        let toks = Tokenizer::new(&sqlparser::dialect::DuckDbDialect {}, sql)
+            .tokenize_with_location()
+            .unwrap();
         let (q, _) = prepare_query(&toks, "m.sql", Dialect::DuckDb, false).unwrap();
         let catalog = |n: &str| match n {
-            "med.moves" => Some(vec!["case_id".to_string(), "moved_at".into(), "dept".into()]),
+            "med.moves" => Some(vec![
+                "case_id".to_string(),
+                "moved_at".into(),
+                "dept".into(),
+            ]),
             "ref.depts" => Some(vec!["dept".to_string(), "name".into()]),
             _ => None,
         };
@@ -511,13 +673,23 @@ mod tests {
     }
 
     fn issues(sql: &str) -> Vec<String> {
-        run(sql).issues.into_iter().map(|i| format!("{}@{}:{}", i.column, i.location.line, i.location.column)).collect()
+        run(sql)
+            .issues
+            .into_iter()
+            .map(|i| format!("{}@{}:{}", i.column, i.location.line, i.location.column))
+            .collect()
     }
 
     #[test]
     fn misspelled_parent_column_is_found_with_position() {
-        assert_eq!(issues("SELECT case_idd FROM med.moves"), vec!["case_idd@1:8"]);
-        assert_eq!(issues("SELECT m.dept, d.nme FROM med.moves m JOIN ref.depts d ON m.dept = d.dept"), vec!["nme@1:18"]);
+        assert_eq!(
+            issues("SELECT case_idd FROM med.moves"),
+            vec!["case_idd@1:8"]
+        );
+        assert_eq!(
+            issues("SELECT m.dept, d.nme FROM med.moves m JOIN ref.depts d ON m.dept = d.dept"),
+            vec!["nme@1:18"]
+        );
         assert_eq!(issues("SELECT moves.dep FROM med.moves"), vec!["dep@1:14"]);
     }
 
@@ -542,11 +714,26 @@ mod tests {
     #[test]
     fn outputs_are_derived_through_stars_and_ctes() {
         let out = |sql| run(sql).outputs;
-        assert_eq!(out("SELECT * EXCLUDE (dept) FROM med.moves").unwrap(), vec!["case_id", "moved_at"]);
-        assert_eq!(out("SELECT m.*, d.name FROM med.moves m JOIN ref.depts d ON m.dept = d.dept").unwrap(), vec!["case_id", "moved_at", "dept", "name"]);
-        assert_eq!(out("SELECT * FROM med.moves JOIN ref.depts USING (dept)").unwrap(), vec!["case_id", "moved_at", "dept", "name"]);
-        assert_eq!(out("WITH a AS (SELECT case_id AS c, dept FROM med.moves) SELECT * FROM a").unwrap(), vec!["c", "dept"]);
-        assert_eq!(out("SELECT 1 AS a UNION ALL SELECT 2 AS b").unwrap(), vec!["a"]);
+        assert_eq!(
+            out("SELECT * EXCLUDE (dept) FROM med.moves").unwrap(),
+            vec!["case_id", "moved_at"]
+        );
+        assert_eq!(
+            out("SELECT m.*, d.name FROM med.moves m JOIN ref.depts d ON m.dept = d.dept").unwrap(),
+            vec!["case_id", "moved_at", "dept", "name"]
+        );
+        assert_eq!(
+            out("SELECT * FROM med.moves JOIN ref.depts USING (dept)").unwrap(),
+            vec!["case_id", "moved_at", "dept", "name"]
+        );
+        assert_eq!(
+            out("WITH a AS (SELECT case_id AS c, dept FROM med.moves) SELECT * FROM a").unwrap(),
+            vec!["c", "dept"]
+        );
+        assert_eq!(
+            out("SELECT 1 AS a UNION ALL SELECT 2 AS b").unwrap(),
+            vec!["a"]
+        );
         assert!(out("SELECT count(*) FROM med.moves").is_err());
         assert!(out("SELECT * FROM raw.unknown").is_err());
     }
@@ -554,6 +741,9 @@ mod tests {
     #[test]
     fn subqueries_see_outer_scope_and_ctes() {
         assert_eq!(issues("SELECT case_id FROM med.moves m WHERE EXISTS (SELECT 1 FROM ref.depts d WHERE d.dept = m.dpt)"), vec!["dpt@1:90"]);
-        assert_eq!(issues("WITH a AS (SELECT dept FROM med.moves) SELECT a.dept, a.case_id FROM a"), vec!["case_id@1:57"]);
+        assert_eq!(
+            issues("WITH a AS (SELECT dept FROM med.moves) SELECT a.dept, a.case_id FROM a"),
+            vec!["case_id@1:57"]
+        );
     }
 }

@@ -14,30 +14,49 @@ use sqlparser::tokenizer::{Token, TokenWithSpan};
 pub const THIS_MODEL: &str = "this_model";
 
 /// Replace `@` + name with `Token::Placeholder("@name")`; unknown macros are errors.
-pub fn fold_macros(tokens: &[TokenWithSpan], file: &str, audit: bool) -> Result<Vec<TokenWithSpan>, Vec<Diagnostic>> {
+pub fn fold_macros(
+    tokens: &[TokenWithSpan],
+    file: &str,
+    audit: bool,
+) -> Result<Vec<TokenWithSpan>, Vec<Diagnostic>> {
     let mut out = Vec::with_capacity(tokens.len());
     let mut errors = vec![];
     let mut i = 0;
     while i < tokens.len() {
         let t = &tokens[i];
         if t.token == Token::AtSign {
-            if let Some(TokenWithSpan { token: Token::Word(w), span }) = tokens.get(i + 1) {
-                let adjacent = span.start.line == t.span.start.line && span.start.column == t.span.end.column;
+            if let Some(TokenWithSpan {
+                token: Token::Word(w),
+                span,
+            }) = tokens.get(i + 1)
+            {
+                let adjacent =
+                    span.start.line == t.span.start.line && span.start.column == t.span.end.column;
                 if adjacent && w.quote_style.is_none() {
                     let name = w.value.to_ascii_lowercase();
-                    let known = TIME_MACROS.contains(&name.as_str()) || (audit && name == THIS_MODEL);
+                    let known =
+                        TIME_MACROS.contains(&name.as_str()) || (audit && name == THIS_MODEL);
                     if known && name == THIS_MODEL {
                         // a relation, not a value: a quoted identifier the renderer resolves
-                        out.push(TokenWithSpan::new(Token::make_word("@this_model", Some('"')), t.span.union(span)));
+                        out.push(TokenWithSpan::new(
+                            Token::make_word("@this_model", Some('"')),
+                            t.span.union(span),
+                        ));
                     } else if known {
-                        out.push(TokenWithSpan::new(Token::Placeholder(format!("@{name}")), t.span.union(span)));
+                        out.push(TokenWithSpan::new(
+                            Token::Placeholder(format!("@{name}")),
+                            t.span.union(span),
+                        ));
                     } else {
                         let mut candidates: Vec<&str> = TIME_MACROS.to_vec();
                         if audit {
                             candidates.push(THIS_MODEL);
                         }
                         errors.push(Diagnostic::at(
-                            Problem::UnknownMacro { name: w.value.clone(), suggestion: crate::suggest::closest(&name, candidates) },
+                            Problem::UnknownMacro {
+                                name: w.value.clone(),
+                                suggestion: crate::suggest::closest(&name, candidates),
+                            },
                             Location::from_span(file, t.span.union(span)),
                         ));
                     }

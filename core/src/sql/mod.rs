@@ -21,7 +21,9 @@ use sqlparser::tokenizer::{Span, Token, TokenWithSpan};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Dialect {
+    /// DuckDB's SQL, for a `duckdb` engine.
     DuckDb,
+    /// PostgreSQL's SQL, for a `postgres` engine.
     Postgres,
 }
 
@@ -42,16 +44,23 @@ pub enum QueryForm {
     Parsed(Box<Query>),
     /// sqlparser lacks the syntax (DuckDB's PIVOT statement, ASOF JOIN, ...). The model still
     /// plans from a token-level canonical form; column-level checks are off.
-    Fallback { tokens: Vec<TokenWithSpan>, parser_error: String },
+    Fallback {
+        /// The query's tokens with macros folded, still searched for table references.
+        tokens: Vec<TokenWithSpan>,
+        /// Why sqlparser refused the query, for the fallback-parse warning.
+        parser_error: String,
+    },
 }
 
 /// A model's (or audit's) query, prepared for analysis.
 #[derive(Debug, Clone)]
 pub struct ModelQuery {
+    /// The AST, or the tokens when sqlparser could not parse the query.
     pub form: QueryForm,
     /// The canonical text that enters the fingerprint: normalized case, no comments or
     /// formatting, time macros as placeholders.
     pub canonical: String,
+    /// Where the query is written in its file.
     pub span: Span,
 }
 
@@ -67,7 +76,9 @@ impl ModelQuery {
 
 /// Whether the tokens hold anything but whitespace, comments and semicolons.
 pub fn has_content(tokens: &[TokenWithSpan]) -> bool {
-    tokens.iter().any(|t| !matches!(t.token, Token::Whitespace(_) | Token::SemiColon))
+    tokens
+        .iter()
+        .any(|t| !matches!(t.token, Token::Whitespace(_) | Token::SemiColon))
 }
 
 /// Turn the tokens after a MODEL/AUDIT block into a [`ModelQuery`].
@@ -91,29 +102,66 @@ pub fn prepare_query(
         _ => Span::empty(),
     };
     let d = dialect.parser();
-    let parsed = Parser::new(d.as_ref()).with_tokens_with_locations(normalized.clone()).parse_statements();
+    let parsed = Parser::new(d.as_ref())
+        .with_tokens_with_locations(normalized.clone())
+        .parse_statements();
     match parsed {
         Ok(mut stmts) => {
             if stmts.len() != 1 {
-                return Err(vec![Diagnostic::at(Problem::MultipleStatements { count: stmts.len() }, Location::from_span(file, span))]);
+                return Err(vec![Diagnostic::at(
+                    Problem::MultipleStatements { count: stmts.len() },
+                    Location::from_span(file, span),
+                )]);
             }
             match stmts.pop() {
                 Some(Statement::Query(q)) => {
                     let canonical = q.to_string();
-                    Ok((ModelQuery { form: QueryForm::Parsed(q), canonical, span }, vec![]))
+                    Ok((
+                        ModelQuery {
+                            form: QueryForm::Parsed(q),
+                            canonical,
+                            span,
+                        },
+                        vec![],
+                    ))
                 }
-                _ => Err(vec![Diagnostic::at(Problem::NotAQuery, Location::from_span(file, span))]),
+                _ => Err(vec![Diagnostic::at(
+                    Problem::NotAQuery,
+                    Location::from_span(file, span),
+                )]),
             }
         }
         Err(e) => {
-            let parser_error = e.to_string().trim_start_matches("sql parser error: ").to_string();
+            let parser_error = e
+                .to_string()
+                .trim_start_matches("sql parser error: ")
+                .to_string();
             let canonical = canonical::fallback_canonical(&normalized);
             let at = error_position(&parser_error)
                 .map(|(l, c)| Location::new(file, (l, c), (l, c + 1)))
                 .unwrap_or_else(|| Location::from_span(file, span));
-            let parser_error = parser_error.split(" at Line: ").next().unwrap_or_default().to_string();
-            let warning = Diagnostic::at(Problem::FallbackParse { parser_error: parser_error.clone() }, at);
-            Ok((ModelQuery { form: QueryForm::Fallback { tokens, parser_error }, canonical, span }, vec![warning]))
+            let parser_error = parser_error
+                .split(" at Line: ")
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            let warning = Diagnostic::at(
+                Problem::FallbackParse {
+                    parser_error: parser_error.clone(),
+                },
+                at,
+            );
+            Ok((
+                ModelQuery {
+                    form: QueryForm::Fallback {
+                        tokens,
+                        parser_error,
+                    },
+                    canonical,
+                    span,
+                },
+                vec![warning],
+            ))
         }
     }
 }

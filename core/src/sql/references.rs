@@ -13,6 +13,7 @@ use std::ops::ControlFlow;
 pub struct TableRef {
     /// Lower-cased dotted name as written (`src.events`).
     pub name: String,
+    /// Where the name is written, so an unknown reference points at it.
     pub location: Location,
 }
 
@@ -54,7 +55,12 @@ impl Visitor for Collector<'_> {
         let names = q
             .with
             .as_ref()
-            .map(|w| w.cte_tables.iter().map(|c| c.alias.name.value.to_ascii_lowercase()).collect())
+            .map(|w| {
+                w.cte_tables
+                    .iter()
+                    .map(|c| c.alias.name.value.to_ascii_lowercase())
+                    .collect()
+            })
             .unwrap_or_default();
         self.ctes.push(names);
         ControlFlow::Continue(())
@@ -66,11 +72,17 @@ impl Visitor for Collector<'_> {
     }
 
     fn pre_visit_table_factor(&mut self, tf: &TableFactor) -> ControlFlow<()> {
-        if let TableFactor::Table { name, args: None, .. } = tf {
+        if let TableFactor::Table {
+            name, args: None, ..
+        } = tf
+        {
             let n = object_name(name);
             let is_cte = name.0.len() == 1 && self.ctes.iter().any(|s| s.contains(&n));
             if !is_cte {
-                self.refs.push(TableRef { name: n, location: Location::from_span(self.file, object_name_span(name)) });
+                self.refs.push(TableRef {
+                    name: n,
+                    location: Location::from_span(self.file, object_name_span(name)),
+                });
             }
         }
         ControlFlow::Continue(())
@@ -79,7 +91,11 @@ impl Visitor for Collector<'_> {
 
 /// Every relation a parsed query reads, in source order, CTE names excluded.
 pub fn table_refs(query: &Query, file: &str) -> Vec<TableRef> {
-    let mut c = Collector { file, ctes: vec![], refs: vec![] };
+    let mut c = Collector {
+        file,
+        ctes: vec![],
+        refs: vec![],
+    };
     let _ = query.visit(&mut c);
     c.refs
 }
@@ -90,8 +106,15 @@ pub fn table_refs(query: &Query, file: &str) -> Vec<TableRef> {
 /// `PIVOT sales ON ...` has no FROM). A dotted name right after FROM or JOIN that is not a
 /// model is reported as unknown, unless it sits inside a function call's parentheses
 /// (`EXTRACT(year FROM t.col)`).
-pub fn fallback_refs(tokens: &[TokenWithSpan], file: &str, is_model: &dyn Fn(&str) -> bool) -> (Vec<TableRef>, Vec<TableRef>) {
-    let sig: Vec<&TokenWithSpan> = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect();
+pub fn fallback_refs(
+    tokens: &[TokenWithSpan],
+    file: &str,
+    is_model: &dyn Fn(&str) -> bool,
+) -> (Vec<TableRef>, Vec<TableRef>) {
+    let sig: Vec<&TokenWithSpan> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .collect();
     let mut known = vec![];
     let mut unknown = vec![];
     let mut parens: Vec<bool> = vec![]; // true = function-call parenthesis
@@ -103,7 +126,15 @@ pub fn fallback_refs(tokens: &[TokenWithSpan], file: &str, is_model: &dyn Fn(&st
                     Some(Token::Word(w)) => {
                         use sqlparser::keywords::Keyword as K;
                         w.quote_style.is_some()
-                            || matches!(w.keyword, K::NoKeyword | K::EXTRACT | K::TRIM | K::SUBSTRING | K::POSITION | K::OVERLAY)
+                            || matches!(
+                                w.keyword,
+                                K::NoKeyword
+                                    | K::EXTRACT
+                                    | K::TRIM
+                                    | K::SUBSTRING
+                                    | K::POSITION
+                                    | K::OVERLAY
+                            )
                     }
                     _ => false,
                 };
@@ -133,11 +164,18 @@ pub fn fallback_refs(tokens: &[TokenWithSpan], file: &str, is_model: &dyn Fn(&st
                         i.checked_sub(1).map(|k| &sig[k].token),
                         Some(Token::Word(w)) if w.keyword == sqlparser::keywords::Keyword::FROM || w.keyword == sqlparser::keywords::Keyword::JOIN
                     );
-                    let followed_by_call = matches!(sig.get(j + 1).map(|t| &t.token), Some(Token::LParen));
+                    let followed_by_call =
+                        matches!(sig.get(j + 1).map(|t| &t.token), Some(Token::LParen));
                     if is_model(&name) {
-                        known.push(TableRef { name, location: loc });
+                        known.push(TableRef {
+                            name,
+                            location: loc,
+                        });
                     } else if after_from && !followed_by_call && !parens.iter().any(|c| *c) {
-                        unknown.push(TableRef { name, location: loc });
+                        unknown.push(TableRef {
+                            name,
+                            location: loc,
+                        });
                     }
                     i = j + 1;
                     continue;
@@ -157,9 +195,14 @@ mod tests {
     use sqlparser::tokenizer::Tokenizer;
 
     fn refs(sql: &str) -> Vec<String> {
-        let toks = Tokenizer::new(&sqlparser::dialect::DuckDbDialect {}, sql).tokenize_with_location().unwrap();
+        let toks = Tokenizer::new(&sqlparser::dialect::DuckDbDialect {}, sql)
+            .tokenize_with_location()
+            .unwrap();
         let (q, _) = prepare_query(&toks, "m.sql", Dialect::DuckDb, false).unwrap();
-        table_refs(q.ast().unwrap(), "m.sql").into_iter().map(|r| r.name).collect()
+        table_refs(q.ast().unwrap(), "m.sql")
+            .into_iter()
+            .map(|r| r.name)
+            .collect()
     }
 
     #[test]
@@ -173,10 +216,21 @@ mod tests {
     #[test]
     fn fallback_finds_models_and_flags_unknown_tables() {
         let sql = "PIVOT stg.orders ON channel USING sum(amount) -- x\n; SELECT extract(year FROM o.ts) FROM stg.ordrs o";
-        let toks = Tokenizer::new(&sqlparser::dialect::DuckDbDialect {}, sql).tokenize_with_location().unwrap();
+        let toks = Tokenizer::new(&sqlparser::dialect::DuckDbDialect {}, sql)
+            .tokenize_with_location()
+            .unwrap();
         let (known, unknown) = fallback_refs(&toks, "m.sql", &|n| n == "stg.orders");
-        assert_eq!(known.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), vec!["stg.orders"]);
-        assert_eq!(unknown.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), vec!["stg.ordrs"]);
-        let _ = QueryForm::Fallback { tokens: vec![], parser_error: String::new() };
+        assert_eq!(
+            known.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+            vec!["stg.orders"]
+        );
+        assert_eq!(
+            unknown.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+            vec!["stg.ordrs"]
+        );
+        let _ = QueryForm::Fallback {
+            tokens: vec![],
+            parser_error: String::new(),
+        };
     }
 }

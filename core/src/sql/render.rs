@@ -8,7 +8,8 @@ use super::canonical::tokens_to_sql;
 use super::references::object_name;
 use super::{Dialect, ModelQuery, QueryForm};
 use sqlparser::ast::{
-    Expr, Ident, ObjectName, Query, SetExpr, Statement, TableAlias, TableFactor, Value, VisitMut, VisitorMut,
+    Expr, Ident, ObjectName, Query, SetExpr, Statement, TableAlias, TableFactor, Value, VisitMut,
+    VisitorMut,
 };
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
@@ -42,7 +43,13 @@ pub fn render(
     match &query.form {
         QueryForm::Parsed(q) => {
             let mut q = q.as_ref().clone();
-            let mut r = Rewriter { dialect, resolve, bind, ctes: vec![], error: None };
+            let mut r = Rewriter {
+                dialect,
+                resolve,
+                bind,
+                ctes: vec![],
+                error: None,
+            };
             let _ = q.visit(&mut r);
             match r.error {
                 Some(e) => Err(e),
@@ -66,7 +73,8 @@ fn render_tokens(
         let t = &tokens[i];
         match &t.token {
             Token::Placeholder(p) => {
-                let v = bind(p.trim_start_matches('@')).ok_or_else(|| RenderError(format!("no value for {p}")))?;
+                let v = bind(p.trim_start_matches('@'))
+                    .ok_or_else(|| RenderError(format!("no value for {p}")))?;
                 out.push(raw(v, t));
             }
             Token::Word(_) => {
@@ -119,7 +127,9 @@ impl Rewriter<'_> {
             _ => None,
         });
         if factor.is_none() {
-            self.error = Some(RenderError(format!("replacement `{sql}` is not a table expression")));
+            self.error = Some(RenderError(format!(
+                "replacement `{sql}` is not a table expression"
+            )));
         }
         factor
     }
@@ -132,7 +142,12 @@ impl VisitorMut for Rewriter<'_> {
         let names = q
             .with
             .as_ref()
-            .map(|w| w.cte_tables.iter().map(|c| c.alias.name.value.to_ascii_lowercase()).collect())
+            .map(|w| {
+                w.cte_tables
+                    .iter()
+                    .map(|c| c.alias.name.value.to_ascii_lowercase())
+                    .collect()
+            })
             .unwrap_or_default();
         self.ctes.push(names);
         ControlFlow::Continue(())
@@ -144,27 +159,58 @@ impl VisitorMut for Rewriter<'_> {
     }
 
     fn post_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<()> {
-        let TableFactor::Table { name, alias, args: None, .. } = tf else { return ControlFlow::Continue(()) };
+        let TableFactor::Table {
+            name,
+            alias,
+            args: None,
+            ..
+        } = tf
+        else {
+            return ControlFlow::Continue(());
+        };
         let n = object_name(name);
         if name.0.len() == 1 && self.ctes.iter().any(|s| s.contains(&n)) {
             return ControlFlow::Continue(());
         }
-        let Some(rel) = (self.resolve)(&n) else { return ControlFlow::Continue(()) };
-        let last = name.0.last().and_then(|p| p.as_ident()).cloned().unwrap_or_else(|| Ident::new(""));
-        let keep_alias = alias.clone().unwrap_or(TableAlias { explicit: true, at: None, name: last.clone(), columns: vec![] });
+        let Some(rel) = (self.resolve)(&n) else {
+            return ControlFlow::Continue(());
+        };
+        let last = name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .cloned()
+            .unwrap_or_else(|| Ident::new(""));
+        let keep_alias = alias.clone().unwrap_or(TableAlias {
+            explicit: true,
+            at: None,
+            name: last.clone(),
+            columns: vec![],
+        });
         match rel {
             Relation::Name(new) => {
                 let d = self.dialect.parser();
-                match Parser::new(d.as_ref()).try_with_sql(&new).and_then(|mut p| p.parse_object_name(false)) {
+                match Parser::new(d.as_ref())
+                    .try_with_sql(&new)
+                    .and_then(|mut p| p.parse_object_name(false))
+                {
                     Ok(obj) => {
-                        let new_last = obj.0.last().and_then(|p| p.as_ident()).map(|i| i.value.to_ascii_lowercase());
-                        let same_last = new_last.as_deref() == Some(last.value.to_ascii_lowercase().as_str());
+                        let new_last = obj
+                            .0
+                            .last()
+                            .and_then(|p| p.as_ident())
+                            .map(|i| i.value.to_ascii_lowercase());
+                        let same_last =
+                            new_last.as_deref() == Some(last.value.to_ascii_lowercase().as_str());
                         *name = ObjectName(obj.0);
                         if alias.is_none() && !same_last {
                             *alias = Some(keep_alias);
                         }
                     }
-                    Err(e) => self.error = Some(RenderError(format!("`{new}` is not a relation name: {e}"))),
+                    Err(e) => {
+                        self.error =
+                            Some(RenderError(format!("`{new}` is not a relation name: {e}")))
+                    }
                 }
             }
             Relation::Expr(sql) => {
@@ -185,9 +231,16 @@ impl VisitorMut for Rewriter<'_> {
                     return ControlFlow::Continue(());
                 };
                 let d = self.dialect.parser();
-                match Parser::new(d.as_ref()).try_with_sql(&sql).and_then(|mut p| p.parse_expr()) {
+                match Parser::new(d.as_ref())
+                    .try_with_sql(&sql)
+                    .and_then(|mut p| p.parse_expr())
+                {
                     Ok(new) => *e = new,
-                    Err(err) => self.error = Some(RenderError(format!("bound value `{sql}` is not an expression: {err}"))),
+                    Err(err) => {
+                        self.error = Some(RenderError(format!(
+                            "bound value `{sql}` is not an expression: {err}"
+                        )))
+                    }
                 }
             }
         }
@@ -212,14 +265,20 @@ mod tests {
     use sqlparser::tokenizer::Tokenizer;
 
     fn q(sql: &str) -> ModelQuery {
-        let toks = Tokenizer::new(&sqlparser::dialect::DuckDbDialect {}, sql).tokenize_with_location().unwrap();
-        prepare_query(&toks, "m.sql", Dialect::DuckDb, false).unwrap().0
+        let toks = Tokenizer::new(&sqlparser::dialect::DuckDbDialect {}, sql)
+            .tokenize_with_location()
+            .unwrap();
+        prepare_query(&toks, "m.sql", Dialect::DuckDb, false)
+            .unwrap()
+            .0
     }
 
     fn resolve(n: &str) -> Option<Relation> {
         match n {
             "src.events" => Some(Relation::Name("dev__src.events".into())),
-            "raw.files" => Some(Relation::Expr("read_parquet(['a.parquet'], union_by_name = true)".into())),
+            "raw.files" => Some(Relation::Expr(
+                "read_parquet(['a.parquet'], union_by_name = true)".into(),
+            )),
             "med.helper" => Some(Relation::Expr("(SELECT 1 AS x)".into())),
             "mart.t" => Some(Relation::Name("_efmesh.mart__t__abcd1234".into())),
             _ => None,
@@ -234,19 +293,43 @@ mod tests {
     fn rewrites_references_and_binds_macros() {
         let out = render(&q("WITH src AS (SELECT 1 AS id) SELECT events.id FROM src.events WHERE d >= @start_ds"), Dialect::DuckDb, &resolve, &bind, false).unwrap();
         assert_eq!(out, "WITH src AS (SELECT 1 AS id) SELECT events.id FROM dev__src.events WHERE d >= '2026-01-01'");
-        let out = render(&q("SELECT t.a FROM mart.t JOIN raw.files f ON true, med.helper"), Dialect::DuckDb, &resolve, &bind, false).unwrap();
+        let out = render(
+            &q("SELECT t.a FROM mart.t JOIN raw.files f ON true, med.helper"),
+            Dialect::DuckDb,
+            &resolve,
+            &bind,
+            false,
+        )
+        .unwrap();
         assert_eq!(out, "SELECT t.a FROM _efmesh.mart__t__abcd1234 AS t JOIN read_parquet(['a.parquet'], union_by_name = true) f ON true, (SELECT 1 AS x) AS helper");
     }
 
     #[test]
     fn cte_shadowing_a_model_is_left_alone() {
-        let out = render(&q("WITH events AS (SELECT 1 AS id) SELECT id FROM events"), Dialect::DuckDb, &resolve, &bind, false).unwrap();
+        let out = render(
+            &q("WITH events AS (SELECT 1 AS id) SELECT id FROM events"),
+            Dialect::DuckDb,
+            &resolve,
+            &bind,
+            false,
+        )
+        .unwrap();
         assert_eq!(out, "WITH events AS (SELECT 1 AS id) SELECT id FROM events");
     }
 
     #[test]
     fn fallback_queries_render_at_token_level() {
-        let out = render(&q("PIVOT src.events ON k USING sum(v) -- note\n WHERE d >= @start_ds"), Dialect::DuckDb, &resolve, &bind, false).unwrap();
-        assert_eq!(out, "PIVOT dev__src.events ON k USING sum(v) \n\n WHERE d >= '2026-01-01'");
+        let out = render(
+            &q("PIVOT src.events ON k USING sum(v) -- note\n WHERE d >= @start_ds"),
+            Dialect::DuckDb,
+            &resolve,
+            &bind,
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "PIVOT dev__src.events ON k USING sum(v) \n\n WHERE d >= '2026-01-01'"
+        );
     }
 }
