@@ -40,10 +40,34 @@ struct Payload<'a> {
 /// Compute a model's fingerprint from its definition, its seed file's hash (for SEED models)
 /// and its parents' fingerprints.
 pub fn fingerprint(model: &Model, seed_hash: Option<&str>, parents: &[(&str, &str)]) -> String {
+    hash_payload(&payload(model, seed_hash, parents))
+}
+
+/// The fingerprint of the model's own definition, without its parents: equal definitions
+/// with different fingerprints mean the change came only through parents (an indirect change).
+pub fn definition_hash(model: &Model, seed_hash: Option<&str>) -> String {
+    hash_payload(&payload(model, seed_hash, &[]))
+}
+
+/// The payload a fingerprint hashes, as JSON. Snapshots store it, so a later plan can compare
+/// an old version with a new one field by field.
+pub fn payload_json(
+    model: &Model,
+    seed_hash: Option<&str>,
+    parents: &[(&str, &str)],
+) -> serde_json::Value {
+    serde_json::to_value(payload(model, seed_hash, parents)).expect("payload serializes")
+}
+
+fn payload<'a>(
+    model: &'a Model,
+    seed_hash: Option<&'a str>,
+    parents: &[(&'a str, &'a str)],
+) -> Payload<'a> {
     let mut parents = parents.to_vec();
     parents.sort();
     parents.dedup();
-    let payload = Payload {
+    Payload {
         fingerprint_version: FINGERPRINT_VERSION,
         name: &model.name,
         kind: &model.kind,
@@ -57,11 +81,38 @@ pub fn fingerprint(model: &Model, seed_hash: Option<&str>, parents: &[(&str, &st
         seed_hash,
         redact: &model.redact,
         parents,
-    };
-    let json = serde_json::to_vec(&payload).expect("payload serializes");
-    let mut hex = hex::encode(Sha256::digest(&json));
+    }
+}
+
+/// Hash the payload's JSON in declaration order (the frozen byte form).
+fn hash_payload(p: &Payload) -> String {
+    hash_bytes(&serde_json::to_vec(p).expect("payload serializes"))
+}
+
+fn hash_bytes(bytes: &[u8]) -> String {
+    let mut hex = hex::encode(Sha256::digest(bytes));
     hex.truncate(FINGERPRINT_HEX_LEN);
     hex
+}
+
+/// A hash of the properties outside the fingerprint (cron, description, owner, tags, audits,
+/// answerable, caveats, start, end, interval unit): when only it changes, a plan is
+/// metadata-only and rebuilds nothing.
+pub fn metadata_hash(model: &Model) -> String {
+    let v = serde_json::json!({
+        "cron": model.cron,
+        "description": model.description,
+        "owner": model.owner,
+        "tags": model.tags,
+        "audits": model.audits,
+        "answerable": model.answerable,
+        "caveats": model.caveats,
+        "start": model.start,
+        "end": model.end,
+        "interval_unit": model.interval_unit,
+        "batch_concurrency": model.batch_concurrency,
+    });
+    hash_bytes(&serde_json::to_vec(&v).expect("metadata serializes"))
 }
 
 /// The SHA-256 hex digest of file content (seed files).

@@ -31,6 +31,8 @@ pub mod model;
 #[cfg(feature = "analysis")]
 pub mod model_sql;
 #[cfg(feature = "analysis")]
+pub mod plan;
+#[cfg(feature = "analysis")]
 pub mod project;
 #[cfg(feature = "analysis")]
 pub mod sql;

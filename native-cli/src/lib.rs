@@ -21,8 +21,10 @@
 
 pub mod cli;
 pub mod discover;
+pub mod engine;
 pub mod error;
 pub mod report;
+pub mod state;
 
 pub use efmesh_core as core;
 pub use error::{CheckFailure, Error};

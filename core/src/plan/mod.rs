@@ -1,0 +1,370 @@
+//! Plans: the diff between the project and an environment, as a value.
+//!
+//! The planner gets the environment's compact pointers (model → fingerprint, metadata hash),
+//! the stored snapshots it needs (previous versions of changed models, and any version of the
+//! project's fingerprints the store already knows), and which physics exist. It returns one
+//! [`Action`] per model: its category, where its data lives, and whether that physics must be
+//! built. Applying a plan is then mechanical, and a no-op plan never touches a stored payload.
+
+pub mod categorize;
+
+pub use categorize::{Category, Verdict};
+
+use crate::fingerprint::{self, FINGERPRINT_VERSION};
+use crate::model::Kind;
+use crate::project::Project;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// What an environment records about one model: the version it serves and the metadata it
+/// was promoted with. Listing these is all a no-op plan reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pointer {
+    /// The snapshot (version) the environment serves.
+    pub fingerprint: String,
+    /// [`fingerprint::metadata_hash`] at promotion.
+    pub metadata_hash: String,
+}
+
+/// A version as the state store keeps it. Fetched only for the models a plan must compare.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredSnapshot {
+    /// The version's fingerprint.
+    pub fingerprint: String,
+    /// The model name.
+    pub name: String,
+    /// The fingerprint whose physical table holds this version's data (its own, or an older
+    /// version's when an indirect change reused it).
+    pub physical_fingerprint: String,
+    /// [`fingerprint::definition_hash`] of the version.
+    pub definition_hash: String,
+    /// The `FINGERPRINT_VERSION` it was computed with.
+    pub fingerprint_version: u32,
+    /// The fingerprint payload, for field-by-field comparison.
+    pub payload: serde_json::Value,
+}
+
+/// A snapshot introduced by a plan, for the state store to record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NewSnapshot {
+    /// The version's fingerprint.
+    pub fingerprint: String,
+    /// The model name.
+    pub name: String,
+    /// The model kind's name.
+    pub kind: String,
+    /// Where its data lives (see [`StoredSnapshot::physical_fingerprint`]).
+    pub physical_fingerprint: String,
+    /// Its own definition's hash, parents excluded.
+    pub definition_hash: String,
+    /// Its metadata hash at creation.
+    pub metadata_hash: String,
+    /// The fingerprint payload.
+    pub payload: serde_json::Value,
+    /// The algorithm version.
+    pub fingerprint_version: u32,
+}
+
+/// The state a plan is computed against, as data.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanState<'a> {
+    /// The environment's pointers (empty for a new environment).
+    pub pointers: &'a BTreeMap<String, Pointer>,
+    /// Stored snapshots by fingerprint; must hold at least those [`needed_snapshots`] names.
+    pub snapshots: &'a HashMap<String, StoredSnapshot>,
+    /// Physical fingerprints whose physics exist.
+    pub built: &'a HashSet<String>,
+}
+
+/// What the plan does to one model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Action {
+    /// The model name.
+    pub model: String,
+    /// The model kind (`FULL`, ...), or the removed version's kind.
+    pub kind: String,
+    /// How the model changed.
+    pub category: Category,
+    /// The version the environment will serve (`None` when removed).
+    pub fingerprint: Option<String>,
+    /// The version it served before (`None` when added).
+    pub previous_fingerprint: Option<String>,
+    /// Where the served version's data lives.
+    pub physical_fingerprint: Option<String>,
+    /// Whether that physics must be built by this apply.
+    pub build: bool,
+    /// Diverged definition paths, or the reason for the category.
+    pub explain: Vec<String>,
+    /// For indirect changes: the changed parents that caused it.
+    pub caused_by: Vec<String>,
+}
+
+/// A plan: every model's action, parents before children, removals last.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    /// The target environment.
+    pub env: String,
+    /// One action per model in the project or the environment.
+    pub actions: Vec<Action>,
+    /// Warnings to show with the plan.
+    pub warnings: Vec<String>,
+    /// Versions the store does not know yet.
+    #[serde(skip)]
+    pub new_snapshots: Vec<NewSnapshot>,
+}
+
+impl Plan {
+    /// Whether applying the plan changes the environment or builds anything.
+    pub fn has_changes(&self) -> bool {
+        self.actions
+            .iter()
+            .any(|a| a.category != Category::Unchanged || a.build)
+    }
+
+    /// How many models fall in each category.
+    pub fn counts(&self) -> BTreeMap<Category, usize> {
+        let mut c = BTreeMap::new();
+        for a in &self.actions {
+            *c.entry(a.category).or_default() += 1;
+        }
+        c
+    }
+
+    /// The pointers the environment holds after the plan is applied.
+    pub fn pointers_after(&self, project: &Project) -> BTreeMap<String, Pointer> {
+        self.actions
+            .iter()
+            .filter_map(|a| {
+                let fp = a.fingerprint.clone()?;
+                let i = project.index_of(&a.model)?;
+                Some((
+                    a.model.clone(),
+                    Pointer {
+                        fingerprint: fp,
+                        metadata_hash: fingerprint::metadata_hash(&project.models[i]),
+                    },
+                ))
+            })
+            .collect()
+    }
+}
+
+/// Why a plan cannot be made.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    /// The environment serves a version written by a newer efmesh.
+    #[error("`{model}` was last applied by an efmesh with fingerprint version {found} (this one has {FINGERPRINT_VERSION}); upgrade efmesh")]
+    NewerFingerprintVersion {
+        /// The model.
+        model: String,
+        /// The stored version.
+        found: u32,
+    },
+}
+
+/// The fingerprints whose stored snapshots a plan needs: the previous version of every model
+/// whose fingerprint changed, and the new version (the store may know it from another
+/// environment). Unchanged models need nothing.
+pub fn needed_snapshots(project: &Project, pointers: &BTreeMap<String, Pointer>) -> Vec<String> {
+    let mut out = vec![];
+    for (m, fp) in project.models.iter().zip(&project.fingerprints) {
+        match pointers.get(&m.name) {
+            Some(p) if &p.fingerprint == fp => {}
+            Some(p) => {
+                out.push(p.fingerprint.clone());
+                out.push(fp.clone());
+            }
+            None => out.push(fp.clone()),
+        }
+    }
+    out
+}
+
+/// Whether a model kind has physics of its own.
+pub fn has_physics(kind: &Kind) -> bool {
+    !matches!(kind, Kind::Embedded | Kind::External { .. })
+}
+
+/// Compute the plan for `env`.
+pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, PlanError> {
+    let dialect = project.config.dialect();
+    let n = project.models.len();
+    let mut actions: Vec<Option<Action>> = vec![None; n];
+    // per model: did its served data stay the same (so children may reuse their physics)?
+    let mut data_kept = vec![true; n];
+    let mut new_snapshots = vec![];
+    for &i in project.dag.topological_order() {
+        let m = &project.models[i];
+        let fp = &project.fingerprints[i];
+        let seed = project.seed_hashes[i].as_deref();
+        let def_hash = fingerprint::definition_hash(m, seed);
+        let meta = fingerprint::metadata_hash(m);
+        let pointer = state.pointers.get(&m.name);
+        let changed_parents: Vec<usize> = project
+            .dag
+            .parents(i)
+            .iter()
+            .copied()
+            .filter(|&p| {
+                state
+                    .pointers
+                    .get(&project.models[p].name)
+                    .map(|x| &x.fingerprint)
+                    != Some(&project.fingerprints[p])
+            })
+            .collect();
+        let mut explain = vec![];
+        let mut caused_by = vec![];
+        let mut previous_physical = None;
+        let category = match pointer {
+            None => Category::Added,
+            Some(p) if &p.fingerprint == fp => {
+                if p.metadata_hash == meta {
+                    Category::Unchanged
+                } else {
+                    Category::MetadataOnly
+                }
+            }
+            Some(p) => match state.snapshots.get(&p.fingerprint) {
+                None => {
+                    explain.push("the previous version is missing from the state store".into());
+                    Category::Breaking
+                }
+                Some(old) if old.fingerprint_version > FINGERPRINT_VERSION => {
+                    return Err(PlanError::NewerFingerprintVersion {
+                        model: m.name.clone(),
+                        found: old.fingerprint_version,
+                    })
+                }
+                Some(old) if old.fingerprint_version < FINGERPRINT_VERSION => {
+                    explain.push(format!(
+                        "fingerprint version changed from {} to {FINGERPRINT_VERSION}",
+                        old.fingerprint_version
+                    ));
+                    Category::Breaking
+                }
+                Some(old) if old.definition_hash == def_hash => {
+                    previous_physical = Some(old.physical_fingerprint.clone());
+                    caused_by = changed_parents
+                        .iter()
+                        .map(|&p| project.models[p].name.clone())
+                        .collect();
+                    explain.push(format!("changed through {}", caused_by.join(", ")));
+                    Category::Indirect
+                }
+                Some(old) => {
+                    let new_payload = fingerprint::payload_json(m, seed, &[]);
+                    let mut old_payload = old.payload.clone();
+                    if let Some(o) = old_payload.as_object_mut() {
+                        o.insert("parents".into(), serde_json::json!([]));
+                    }
+                    let v = categorize::compare(&old_payload, &new_payload, dialect);
+                    explain = v.paths;
+                    v.category
+                }
+            },
+        };
+        // where the data of this version lives
+        let known = state.snapshots.get(fp);
+        let reusable_parents = changed_parents.iter().all(|&p| data_kept[p]);
+        let physical = if let Some(k) = known {
+            k.physical_fingerprint.clone()
+        } else if let (Category::Indirect, Some(prev)) = (category, &previous_physical) {
+            let materialized = has_physics(&m.kind) && !matches!(m.kind, Kind::View { .. });
+            let star = m
+                .query
+                .as_ref()
+                .is_none_or(|q| q.ast().is_none_or(crate::sql::columns::has_wildcard));
+            if materialized && reusable_parents && !star {
+                explain.push("reuses the previous version's physics: every changed parent kept its existing columns".into());
+                prev.clone()
+            } else {
+                fp.clone()
+            }
+        } else {
+            fp.clone()
+        };
+        data_kept[i] = match category {
+            Category::Unchanged | Category::MetadataOnly => true,
+            Category::NonBreaking => true,
+            Category::Indirect => {
+                physical != *fp
+                    || (reusable_parents && matches!(m.kind, Kind::View { .. } | Kind::Embedded))
+            }
+            _ => false,
+        };
+        let build = has_physics(&m.kind) && !state.built.contains(&physical);
+        if known.is_none() {
+            new_snapshots.push(NewSnapshot {
+                fingerprint: fp.clone(),
+                name: m.name.clone(),
+                kind: m.kind.name().to_string(),
+                physical_fingerprint: physical.clone(),
+                definition_hash: def_hash,
+                metadata_hash: meta,
+                payload: fingerprint::payload_json(
+                    m,
+                    seed,
+                    &project
+                        .dag
+                        .parents(i)
+                        .iter()
+                        .map(|&p| {
+                            (
+                                project.models[p].name.as_str(),
+                                project.fingerprints[p].as_str(),
+                            )
+                        })
+                        .collect::<Vec<_>>(),
+                ),
+                fingerprint_version: FINGERPRINT_VERSION,
+            });
+        }
+        actions[i] = Some(Action {
+            model: m.name.clone(),
+            kind: m.kind.name().to_string(),
+            category,
+            fingerprint: Some(fp.clone()),
+            previous_fingerprint: pointer.map(|p| p.fingerprint.clone()),
+            physical_fingerprint: has_physics(&m.kind).then(|| physical.clone()),
+            build,
+            explain,
+            caused_by,
+        });
+    }
+    let mut ordered: Vec<Action> = project
+        .dag
+        .topological_order()
+        .iter()
+        .filter_map(|&i| actions[i].take())
+        .collect();
+    for (name, p) in state.pointers {
+        if project.index_of(name).is_none() {
+            ordered.push(Action {
+                model: name.clone(),
+                kind: state
+                    .snapshots
+                    .get(&p.fingerprint)
+                    .and_then(|s| s.payload.pointer("/kind/name"))
+                    .and_then(|k| k.as_str())
+                    .unwrap_or("")
+                    .to_string(),
+                category: Category::Removed,
+                fingerprint: None,
+                previous_fingerprint: Some(p.fingerprint.clone()),
+                physical_fingerprint: None,
+                build: false,
+                explain: vec!["no longer in the project".into()],
+                caused_by: vec![],
+            });
+        }
+    }
+    Ok(Plan {
+        env: env.to_string(),
+        actions: ordered,
+        warnings: vec![],
+        new_snapshots,
+    })
+}

@@ -1,0 +1,174 @@
+//! DuckDB, the default engine: a database file next to the project (or `:memory:`).
+
+use super::{Engine, EngineError, EngineFeature};
+use efmesh_core::config::EngineConfig;
+use std::path::Path;
+
+/// A DuckDB connection with the project's settings applied.
+pub struct DuckDbEngine {
+    conn: ::duckdb::Connection,
+    statements: u64,
+}
+
+impl DuckDbEngine {
+    /// Open `path` (relative paths resolve against `root`), apply `[engine]` extensions and
+    /// settings, and make relative file paths in models resolve against the project root.
+    pub fn open(
+        root: &Path,
+        path: &str,
+        config: &EngineConfig,
+    ) -> Result<DuckDbEngine, EngineError> {
+        let target = if path == ":memory:" {
+            path.to_string()
+        } else {
+            root.join(path).display().to_string()
+        };
+        let err = |e: ::duckdb::Error| EngineError::Connect {
+            target: target.clone(),
+            message: e.to_string(),
+        };
+        let conn = if path == ":memory:" {
+            ::duckdb::Connection::open_in_memory()
+        } else {
+            ::duckdb::Connection::open(&target)
+        }
+        .map_err(err)?;
+        let mut engine = DuckDbEngine {
+            conn,
+            statements: 0,
+        };
+        let root_lit = format!("'{}'", root.display().to_string().replace('\'', "''"));
+        engine
+            .execute(
+                "configuring the engine",
+                &format!("SET file_search_path = {root_lit}"),
+            )
+            .map_err(|e| EngineError::Connect {
+                target: target.clone(),
+                message: e.to_string(),
+            })?;
+        for ext in &config.extensions {
+            let load = engine.execute(&format!("loading extension {ext}"), &format!("LOAD {ext}"));
+            if load.is_err() {
+                engine
+                    .execute(
+                        &format!("installing extension {ext}"),
+                        &format!("INSTALL {ext}; LOAD {ext}"),
+                    )
+                    .map_err(|e| EngineError::Connect {
+                        target: target.clone(),
+                        message: format!("extension `{ext}`: {e}"),
+                    })?;
+            }
+        }
+        for (k, v) in &config.settings {
+            engine
+                .execute(&format!("applying setting {k}"), &format!("SET {k} = {v}"))
+                .map_err(|e| EngineError::Connect {
+                    target: target.clone(),
+                    message: format!("setting `{k}`: {e}"),
+                })?;
+        }
+        Ok(engine)
+    }
+
+    /// Run a query and return the first column of every row as text (for tests and checks).
+    pub fn query_strings(&mut self, sql: &str) -> Result<Vec<Option<String>>, EngineError> {
+        self.statements += 1;
+        let wrap = |e: ::duckdb::Error| EngineError::Statement {
+            context: "querying".into(),
+            message: e.to_string(),
+            sql: sql.into(),
+        };
+        let mut stmt = self.conn.prepare(sql).map_err(wrap)?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, Option<String>>(0))
+            .map_err(wrap)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(wrap)
+    }
+}
+
+impl Engine for DuckDbEngine {
+    fn name(&self) -> &'static str {
+        "DuckDB"
+    }
+
+    fn supports(&self, _feature: EngineFeature) -> bool {
+        true
+    }
+
+    fn transaction(&mut self, context: &str, statements: &[String]) -> Result<(), EngineError> {
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|e| EngineError::Statement {
+                context: context.into(),
+                message: e.to_string(),
+                sql: "BEGIN".into(),
+            })?;
+        for sql in statements {
+            self.statements += 1;
+            tracing::debug!(context, sql = sql.as_str(), "executing");
+            tx.execute_batch(sql).map_err(|e| EngineError::Statement {
+                context: context.into(),
+                message: e.to_string(),
+                sql: sql.clone(),
+            })?;
+        }
+        tx.commit().map_err(|e| EngineError::Statement {
+            context: context.into(),
+            message: e.to_string(),
+            sql: "COMMIT".into(),
+        })
+    }
+
+    fn execute(&mut self, context: &str, sql: &str) -> Result<(), EngineError> {
+        self.statements += 1;
+        tracing::debug!(context, sql, "executing");
+        self.conn
+            .execute_batch(sql)
+            .map_err(|e| EngineError::Statement {
+                context: context.into(),
+                message: e.to_string(),
+                sql: sql.into(),
+            })
+    }
+
+    fn statements_issued(&self) -> u64 {
+        self.statements
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_duckdb_1_5_5() {
+        let cfg = EngineConfig {
+            target: efmesh_core::config::EngineTarget::Duckdb {
+                path: ":memory:".into(),
+            },
+            extensions: vec![],
+            settings: Default::default(),
+        };
+        let mut e = DuckDbEngine::open(Path::new("/tmp"), ":memory:", &cfg).unwrap();
+        assert_eq!(
+            e.query_strings("SELECT version()").unwrap(),
+            vec![Some("v1.5.5".to_string())]
+        );
+        // a failed transaction leaves nothing behind
+        let r = e.transaction(
+            "t",
+            &["CREATE TABLE a (x INT)".into(), "SELECT * FROM nope".into()],
+        );
+        assert!(r.is_err());
+        assert_eq!(
+            e.query_strings(
+                "SELECT count(*)::VARCHAR FROM information_schema.tables WHERE table_name = 'a'"
+            )
+            .unwrap(),
+            vec![Some("0".into())]
+        );
+    }
+}

@@ -1,0 +1,67 @@
+//! Engines: where models are materialized. A trait, so DuckDB (the default) and PostgreSQL
+//! (later) are interchangeable, with DuckDB-only capabilities behind [`EngineFeature`] checks.
+
+pub mod duckdb;
+
+/// Capabilities not every engine has. An engine without one fails honestly with
+/// [`EngineError::Feature`] instead of degrading silently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineFeature {
+    /// Reading files (parquet, csv, json) and URLs: seeds and file-based EXTERNAL models.
+    FileSources,
+    /// Writing parquet.
+    ParquetTarget,
+    /// DuckLake catalogs.
+    DuckLake,
+}
+
+/// Why the engine failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The database could not be opened or configured.
+    #[error("cannot open {target}: {message}")]
+    Connect {
+        /// The database file or URL.
+        target: String,
+        /// What the engine said.
+        message: String,
+    },
+    /// A statement failed.
+    #[error("{message}")]
+    Statement {
+        /// What efmesh was doing (`building mart.stays`).
+        context: String,
+        /// What the engine said.
+        message: String,
+        /// The SQL that failed.
+        sql: String,
+    },
+    /// The engine lacks a capability the project needs.
+    #[error("{engine} cannot {feature:?}: {detail}")]
+    Feature {
+        /// The engine's name.
+        engine: &'static str,
+        /// The missing capability.
+        feature: EngineFeature,
+        /// Which model or setting needed it.
+        detail: String,
+    },
+}
+
+/// A database efmesh materializes into.
+pub trait Engine {
+    /// The engine's name for messages.
+    fn name(&self) -> &'static str;
+    /// Whether the engine has a capability.
+    fn supports(&self, feature: EngineFeature) -> bool;
+    /// Run statements as one transaction: all of them take effect, or none.
+    fn transaction(&mut self, context: &str, statements: &[String]) -> Result<(), EngineError>;
+    /// Run one statement outside an explicit transaction.
+    fn execute(&mut self, context: &str, sql: &str) -> Result<(), EngineError>;
+    /// How many statements this connection has issued, for tests and metrics.
+    fn statements_issued(&self) -> u64;
+    /// Quote an identifier.
+    fn quote(&self, ident: &str) -> String {
+        format!("\"{}\"", ident.replace('"', "\"\""))
+    }
+}

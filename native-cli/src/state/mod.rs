@@ -1,0 +1,158 @@
+//! The state store: snapshots, environments, physics, the plans journal.
+//!
+//! A trait so that the SQLite store (the embedded default) and a PostgreSQL store (later) are
+//! interchangeable. Every write is one transaction; reads that plans need are compact.
+
+pub mod sqlite;
+
+use chrono::{DateTime, Utc};
+use efmesh_core::plan::{NewSnapshot, Pointer, StoredSnapshot};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// The state schema version this efmesh reads and writes.
+pub const STATE_VERSION: u32 = 1;
+
+/// Why the state store failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// The store could not be opened or queried.
+    #[error("state store `{location}`: {message}")]
+    Store {
+        /// The file or URL.
+        location: String,
+        /// What the database said.
+        message: String,
+    },
+    /// The store was written by an older efmesh and needs `efmesh migrate`.
+    #[error(
+        "state store `{location}` has schema version {found}, this efmesh needs {STATE_VERSION}"
+    )]
+    NeedsMigration {
+        /// The file or URL.
+        location: String,
+        /// The version found.
+        found: u32,
+    },
+    /// The store was written by a newer efmesh.
+    #[error("state store `{location}` has schema version {found}, newer than this efmesh understands ({STATE_VERSION})")]
+    TooNew {
+        /// The file or URL.
+        location: String,
+        /// The version found.
+        found: u32,
+    },
+    /// The store's content is not what efmesh wrote.
+    #[error("state store `{location}` is corrupt: {message}")]
+    Corrupt {
+        /// The file or URL.
+        location: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Physics an apply relies on is being dropped by a janitor right now.
+    #[error("physical table for `{model}` is being collected by a janitor")]
+    Claimed {
+        /// The model whose physics was claimed.
+        model: String,
+    },
+}
+
+impl StateError {
+    /// What the user should do.
+    pub fn help(&self) -> Option<String> {
+        match self {
+            StateError::NeedsMigration { .. } => Some("run `efmesh migrate` (it backs the store up first)".into()),
+            StateError::TooNew { .. } => Some("upgrade efmesh to a version that knows this store".into()),
+            StateError::Corrupt { .. } => Some("restore the state file from a backup, or move it away to start from an empty state".into()),
+            StateError::Claimed { .. } => Some("run the apply again; it rebuilds what the janitor removed".into()),
+            StateError::Store { .. } => None,
+        }
+    }
+}
+
+/// A physical table (or view) efmesh built, as the janitor sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Physics {
+    /// The fingerprint that names it.
+    pub physical_fingerprint: String,
+    /// The model it belongs to.
+    pub model: String,
+    /// The model kind, which decides how it is dropped (table or view).
+    pub kind: String,
+    /// When the last environment stopped referencing it.
+    pub orphaned_at: Option<DateTime<Utc>>,
+}
+
+/// One applied plan, for the journal.
+#[derive(Debug, Clone)]
+pub struct JournalEntry {
+    /// The environment.
+    pub env: String,
+    /// The plan summary, as JSON.
+    pub summary: serde_json::Value,
+    /// Who applied it (the OS user, or the library caller's value).
+    pub applied_by: String,
+    /// When.
+    pub applied_at: DateTime<Utc>,
+}
+
+/// The store's outcome of `migrate`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MigrateReport {
+    /// The schema version before.
+    pub from: u32,
+    /// The schema version after.
+    pub to: u32,
+    /// The backup written before migrating, if any.
+    pub backup: Option<String>,
+}
+
+/// Everything efmesh keeps between runs.
+pub trait StateStore {
+    /// The environment's pointers, without payloads (empty when it does not exist).
+    fn environment(&mut self, env: &str) -> Result<BTreeMap<String, Pointer>, StateError>;
+    /// Stored snapshots for these fingerprints (unknown ones are absent).
+    fn snapshots(
+        &mut self,
+        fingerprints: &[String],
+    ) -> Result<HashMap<String, StoredSnapshot>, StateError>;
+    /// Physical fingerprints whose physics has been built.
+    fn built_physics(&mut self) -> Result<HashSet<String>, StateError>;
+    /// Record new snapshots (idempotent).
+    fn record_snapshots(&mut self, snapshots: &[NewSnapshot]) -> Result<(), StateError>;
+    /// Protect physics an apply relies on from the janitor; fails when a janitor claimed it.
+    fn pin_physics(&mut self, physical_fingerprints: &[(String, String)])
+        -> Result<(), StateError>;
+    /// Record that physics now exists.
+    fn mark_built(
+        &mut self,
+        physical_fingerprint: &str,
+        model: &str,
+        kind: &str,
+        at: DateTime<Utc>,
+    ) -> Result<(), StateError>;
+    /// Replace the environment's pointers, update orphan marks and journal the plan, atomically.
+    fn promote(
+        &mut self,
+        env: &str,
+        pointers: &BTreeMap<String, Pointer>,
+        journal: &JournalEntry,
+    ) -> Result<(), StateError>;
+    /// Physics no environment references, orphaned at or before `cutoff`.
+    fn orphans(&mut self, cutoff: DateTime<Utc>) -> Result<Vec<Physics>, StateError>;
+    /// Claim orphaned physics for dropping; `false` when it is referenced again, fresher than
+    /// the cutoff, or claimed by someone else.
+    fn claim(
+        &mut self,
+        physical_fingerprint: &str,
+        claimer: &str,
+        cutoff: DateTime<Utc>,
+    ) -> Result<bool, StateError>;
+    /// Forget claimed physics after it was dropped.
+    fn forget(&mut self, physical_fingerprint: &str, claimer: &str) -> Result<(), StateError>;
+    /// Give a claim back (the drop failed).
+    fn release(&mut self, physical_fingerprint: &str, claimer: &str) -> Result<(), StateError>;
+    /// The most recent journal entries of an environment, newest first.
+    fn journal(&mut self, env: &str, limit: usize) -> Result<Vec<JournalEntry>, StateError>;
+}
