@@ -15,9 +15,9 @@ use chrono::NaiveDateTime;
 pub enum RelationTarget {
     /// The views of an environment (what `render --env` shows).
     Environment(String),
-    /// Physical tables, by fingerprint: a version always reads the exact parent versions it
-    /// was fingerprinted with.
-    Physical,
+    /// Physical tables: model name → qualified physical relation. A version always reads the
+    /// exact parent versions its plan pins.
+    Physical(std::collections::HashMap<String, String>),
 }
 
 fn quote_literal(s: &str) -> String {
@@ -85,9 +85,11 @@ pub fn render_model(
                     let (s, t) = naming::view_name(env, &parent.name);
                     format!("{s}.{t}")
                 }
-                RelationTarget::Physical => {
-                    let (s, t) = naming::physical_name(&parent.name, &project.fingerprints[p]);
-                    format!("{s}.{t}")
+                RelationTarget::Physical(names) => {
+                    names.get(&parent.name).cloned().unwrap_or_else(|| {
+                        let (s, t) = naming::physical_name(&parent.name, &project.fingerprints[p]);
+                        format!("{s}.{t}")
+                    })
                 }
             })),
         }

@@ -76,6 +76,151 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show what applying the project to an environment would change; changes nothing.
+    Plan {
+        /// The environment (`prod`, `dev`, ...).
+        env: String,
+        /// Show which parts of each definition diverged, and why each category follows.
+        #[arg(long)]
+        explain: bool,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Plan, confirm, build what is missing, and swap the environment's views.
+    Apply {
+        /// The environment (`prod`, `dev`, ...).
+        env: String,
+        /// Apply without asking (required outside a terminal when the plan has changes).
+        #[arg(short = 'y', long)]
+        yes: bool,
+        /// Show diverged definition paths in the plan.
+        #[arg(long)]
+        explain: bool,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Drop physical tables no environment has referenced for longer than the ttl.
+    Janitor {
+        /// Days an orphaned table is kept.
+        #[arg(long, default_value_t = 7.0)]
+        ttl: f64,
+        /// Show what would be dropped; drop nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Upgrade the state store's schema to this efmesh version (backing it up first).
+    Migrate {
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Scaffold a working project (models over data DuckDB generates itself).
+    Init {
+        /// Where to create it (default: the current directory).
+        dir: Option<PathBuf>,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Serialize)]
+struct ApplyJson<'a> {
+    env: &'a str,
+    applied: bool,
+    plan: crate::plan_view::PlanJson<'a>,
+    built: &'a [String],
+    promoted: bool,
+    statements: u64,
+}
+
+#[derive(Serialize)]
+struct InitJson<'a> {
+    dir: String,
+    files: &'a [String],
+}
+
+fn interactive() -> bool {
+    std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+}
+
+fn confirm(env: &str) -> bool {
+    use std::io::Write;
+    print!("Apply this plan to `{env}`? [y/N] ");
+    let _ = std::io::stdout().flush();
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).is_ok() && matches!(answer.trim(), "y" | "Y" | "yes")
+}
+
+fn apply_command(
+    dir: &std::path::Path,
+    env: &str,
+    yes: bool,
+    explain: bool,
+    json: bool,
+) -> ExitCode {
+    let p = match Efmesh::open(dir) {
+        Ok(p) => p,
+        Err(e) => return fail(e, json),
+    };
+    let plan = match p.plan(env) {
+        Ok(plan) => plan,
+        Err(e) => return fail(e, json),
+    };
+    if !json {
+        print!("{}", crate::plan_view::render(&plan, explain));
+    }
+    let emit = |applied: bool, built: &[String], promoted: bool, statements: u64| {
+        if json {
+            print_json(ApplyJson {
+                env,
+                applied,
+                plan: crate::plan_view::PlanJson::of(&plan),
+                built,
+                promoted,
+                statements,
+            });
+        }
+    };
+    if !plan.has_changes() {
+        emit(true, &[], false, 0);
+        return ExitCode::SUCCESS;
+    }
+    if !yes {
+        if json || !interactive() {
+            emit(false, &[], false, 0);
+            if !json {
+                let e = Error::AwaitingConfirmation { env: env.into() };
+                eprintln!("error: {e}");
+                if let Some(h) = e.help() {
+                    eprintln!("  help: {h}");
+                }
+            }
+            return ExitCode::from(2);
+        }
+        if !confirm(env) {
+            eprintln!("apply cancelled; nothing changed");
+            return ExitCode::from(1);
+        }
+    }
+    match p.apply(&plan, crate::ApplyOptions::default()) {
+        Ok(out) => {
+            emit(true, &out.built, out.promoted, out.statements);
+            if !json {
+                println!(
+                    "Applied to `{env}`: built {} physical table(s), swapped views.",
+                    out.built.len()
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(e, json),
+    }
 }
 
 #[derive(Serialize)]
@@ -231,6 +376,93 @@ pub fn run(cli: Cli) -> ExitCode {
                 ExitCode::SUCCESS
             }
         },
+        Command::Plan { env, explain, json } => match Efmesh::open(&dir).and_then(|p| p.plan(&env))
+        {
+            Err(e) => fail(e, json),
+            Ok(plan) => {
+                if json {
+                    print_json(crate::plan_view::PlanJson::of(&plan));
+                } else {
+                    print!("{}", crate::plan_view::render(&plan, explain));
+                }
+                ExitCode::SUCCESS
+            }
+        },
+        Command::Apply {
+            env,
+            yes,
+            explain,
+            json,
+        } => apply_command(&dir, &env, yes, explain, json),
+        Command::Janitor { ttl, dry_run, json } => {
+            let opts = crate::JanitorOptions {
+                ttl_days: ttl,
+                dry_run,
+                now: None,
+            };
+            match Efmesh::open(&dir).and_then(|p| p.janitor(opts)) {
+                Err(e) => fail(e, json),
+                Ok(r) => {
+                    if json {
+                        print_json(&r);
+                    } else {
+                        let verb = if r.dry_run { "would drop" } else { "dropped" };
+                        for c in &r.dropped {
+                            println!("{verb} {} ({})", c.table, c.model);
+                        }
+                        for c in &r.skipped {
+                            println!(
+                                "skipped {} ({}): referenced again or claimed by another janitor",
+                                c.table, c.model
+                            );
+                        }
+                        println!("janitor: {verb} {} physical table(s)", r.dropped.len());
+                    }
+                    ExitCode::SUCCESS
+                }
+            }
+        }
+        Command::Migrate { json } => match crate::migrate(&dir) {
+            Err(e) => fail(e, json),
+            Ok(r) => {
+                if json {
+                    print_json(&r);
+                } else if r.from == r.to {
+                    println!("state store is at version {} already", r.to);
+                } else {
+                    println!(
+                        "state store migrated from version {} to {} (backup: {})",
+                        r.from,
+                        r.to,
+                        r.backup.as_deref().unwrap_or("-")
+                    );
+                }
+                ExitCode::SUCCESS
+            }
+        },
+        Command::Init { dir: target, json } => {
+            let target = target.map(|t| dir.join(t)).unwrap_or(dir.clone());
+            match crate::init::init(&target) {
+                Err(e) => fail(e, json),
+                Ok(files) => {
+                    if json {
+                        print_json(InitJson {
+                            dir: target.display().to_string(),
+                            files: &files,
+                        });
+                    } else {
+                        for f in &files {
+                            println!("created {}", target.join(f).display());
+                        }
+                        println!(
+                            "next: cd {} && efmesh plan dev && efmesh apply dev --yes",
+                            target.display()
+                        );
+                    }
+                    ExitCode::SUCCESS
+                }
+            }
+        }
         Command::Render {
             model,
             env,

@@ -58,6 +58,34 @@ pub enum Error {
     /// A model's SQL could not be rendered; carries the renderer's message.
     #[error("{0}")]
     Render(String),
+    /// A model's build failed in the engine; nothing was promoted.
+    #[error("building `{model}` failed: {message}")]
+    Build {
+        /// The model whose build failed.
+        model: String,
+        /// What the engine said.
+        message: String,
+        /// The statement that failed.
+        sql: String,
+    },
+    /// The engine failed outside a model build.
+    #[error(transparent)]
+    Engine(#[from] crate::engine::EngineError),
+    /// The state store failed or refused.
+    #[error(transparent)]
+    State(#[from] crate::state::StateError),
+    /// The plan could not be computed.
+    #[error(transparent)]
+    Plan(#[from] efmesh_core::plan::PlanError),
+    /// A configured capability this build of efmesh does not have yet.
+    #[error("{0}")]
+    Unsupported(String),
+    /// A non-interactive apply met a plan with changes and no `--yes`.
+    #[error("the plan for `{env}` has changes; pass --yes to apply them without a prompt")]
+    AwaitingConfirmation {
+        /// The environment.
+        env: String,
+    },
 }
 
 impl Error {
@@ -78,6 +106,12 @@ impl Error {
             Error::UnknownModel { .. } => "unknown-model",
             Error::Argument { .. } => "argument",
             Error::Render(_) => "render",
+            Error::Build { .. } => "build",
+            Error::Engine(_) => "engine",
+            Error::State(_) => "state",
+            Error::Plan(_) => "plan",
+            Error::Unsupported(_) => "unsupported",
+            Error::AwaitingConfirmation { .. } => "awaiting-confirmation",
         }
     }
 
@@ -96,6 +130,10 @@ impl Error {
             )),
             Error::UnknownModel { .. } => Some("`efmesh graph` lists every model".into()),
             Error::Argument { help, .. } => help.clone(),
+            Error::Build { .. } => Some("fix the model and apply again; physics already built is kept and reused, and the environment was not changed".into()),
+            Error::State(e) => e.help(),
+            Error::Plan(_) => Some("upgrade efmesh".into()),
+            Error::AwaitingConfirmation { .. } => Some("review it with `efmesh plan`, then rerun with --yes".into()),
             _ => None,
         }
     }

@@ -19,24 +19,34 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod apply;
 pub mod cli;
 pub mod discover;
 pub mod engine;
 pub mod error;
+pub mod init;
+pub mod janitor;
+pub mod plan_view;
 pub mod report;
 pub mod state;
 
+pub use apply::{ApplyOptions, ApplyOutcome};
 pub use efmesh_core as core;
+pub use efmesh_core::plan::Plan;
 pub use error::{CheckFailure, Error};
+pub use janitor::{JanitorOptions, JanitorReport};
 
 use chrono::{NaiveDateTime, Utc};
-use efmesh_core::config::{Config, CONFIG_FILE};
+use efmesh_core::config::{Config, EngineTarget, StateTarget, CONFIG_FILE};
 use efmesh_core::external_yaml::EXTERNAL_MODELS_FILE;
 use efmesh_core::model_sql::{render_model, RelationTarget};
 use efmesh_core::naming;
 use efmesh_core::project::{self, Project, ProjectSources, SourceText};
 use efmesh_core::Diagnostic;
+use engine::duckdb::DuckDbEngine;
 use serde::Serialize;
+use state::sqlite::SqliteState;
+use state::StateStore;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -228,6 +238,68 @@ impl Efmesh {
             })
     }
 
+    /// Open the configured state store.
+    pub fn state(&self) -> Result<SqliteState, Error> {
+        open_state(&self.root, &self.project.config)
+    }
+
+    /// Open the configured engine.
+    pub fn engine(&self) -> Result<DuckDbEngine, Error> {
+        match &self.project.config.engine.target {
+            EngineTarget::Duckdb { path } => Ok(DuckDbEngine::open(
+                &self.root,
+                path,
+                &self.project.config.engine,
+            )?),
+            EngineTarget::Postgres { .. } => Err(Error::Unsupported(
+                "the PostgreSQL engine is not built yet; use `[engine] duckdb = \"...\"`".into(),
+            )),
+        }
+    }
+
+    /// The plan for `env`: what applying the project there would change.
+    pub fn plan(&self, env: &str) -> Result<Plan, Error> {
+        self.plan_with(&mut self.state()?, env)
+    }
+
+    /// [`Efmesh::plan`] against a given state store.
+    pub fn plan_with(&self, state: &mut dyn StateStore, env: &str) -> Result<Plan, Error> {
+        naming::validate_env(env).map_err(|e| Error::Argument {
+            message: e.to_string(),
+            help: None,
+        })?;
+        let pointers = state.environment(env)?;
+        let needed = efmesh_core::plan::needed_snapshots(&self.project, &pointers);
+        let snapshots = state.snapshots(&needed)?;
+        let built = if needed.is_empty() {
+            Default::default()
+        } else {
+            state.built_physics()?
+        };
+        let plan_state = efmesh_core::plan::PlanState {
+            pointers: &pointers,
+            snapshots: &snapshots,
+            built: &built,
+        };
+        Ok(efmesh_core::plan::plan(&self.project, env, plan_state)?)
+    }
+
+    /// Apply a plan made by [`Efmesh::plan`]: build what it needs, then promote it.
+    pub fn apply(&self, plan: &Plan, opts: ApplyOptions) -> Result<ApplyOutcome, Error> {
+        apply::apply_plan(
+            &self.project,
+            plan,
+            &mut self.state()?,
+            &mut self.engine()?,
+            &opts,
+        )
+    }
+
+    /// Drop physics orphaned for longer than the ttl.
+    pub fn janitor(&self, opts: JanitorOptions) -> Result<JanitorReport, Error> {
+        janitor::run(&mut self.state()?, &mut self.engine()?, &opts)
+    }
+
     /// The DAG in topological order, with kinds, direct dependencies and fingerprints.
     pub fn graph(&self) -> Graph {
         let p = &self.project;
@@ -300,5 +372,32 @@ impl Efmesh {
             end: fmt(end),
             sql,
         })
+    }
+}
+
+/// Open the state store a config names.
+fn open_state(root: &Path, config: &Config) -> Result<SqliteState, Error> {
+    match &config.state {
+        StateTarget::Sqlite { path } => Ok(SqliteState::open(&root.join(path))?),
+        StateTarget::Postgres { .. } => Err(Error::Unsupported(
+            "the PostgreSQL state store is not built yet; use `[state] sqlite = \"...\"`".into(),
+        )),
+    }
+}
+
+/// Upgrade the project's state store to this efmesh's schema version, backing it up first.
+/// Works on a project whose models do not check, since only the config is needed.
+pub fn migrate(dir: &Path) -> Result<state::MigrateReport, Error> {
+    let root = discover::find_root(dir)?;
+    let text = std::fs::read_to_string(root.join(CONFIG_FILE))
+        .map_err(|e| Error::io(&root.join(CONFIG_FILE), e))?;
+    let files = BTreeMap::from([(CONFIG_FILE.to_string(), text.clone())]);
+    let config = Config::parse(CONFIG_FILE, &text, &process_env)
+        .map_err(|diagnostics| Error::Invalid(Box::new(CheckFailure { diagnostics, files })))?;
+    match &config.state {
+        StateTarget::Sqlite { path } => Ok(SqliteState::migrate(&root.join(path))?),
+        StateTarget::Postgres { .. } => Err(Error::Unsupported(
+            "the PostgreSQL state store is not built yet".into(),
+        )),
     }
 }

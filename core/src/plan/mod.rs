@@ -179,6 +179,13 @@ pub fn needed_snapshots(project: &Project, pointers: &BTreeMap<String, Pointer>)
             None => out.push(fp.clone()),
         }
     }
+    // removed models, so the plan can say what they were
+    out.extend(
+        pointers
+            .iter()
+            .filter(|(name, _)| project.index_of(name).is_none())
+            .map(|(_, p)| p.fingerprint.clone()),
+    );
     out
 }
 
@@ -295,7 +302,9 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
             }
             _ => false,
         };
-        let build = has_physics(&m.kind) && !state.built.contains(&physical);
+        // a version the environment already serves was built before it was promoted
+        let served = pointer.is_some_and(|p| &p.fingerprint == fp);
+        let build = has_physics(&m.kind) && !served && !state.built.contains(&physical);
         if known.is_none() {
             new_snapshots.push(NewSnapshot {
                 fingerprint: fp.clone(),

@@ -1,0 +1,241 @@
+//! Applying a plan: build the missing physics in DAG order, swap the environment's views in
+//! one engine transaction, then record the new state in one state transaction.
+//!
+//! Consumers never see a half-applied plan: views change only after every build succeeded.
+//! A build that fails or is killed leaves the physics already built (and recorded) in place,
+//! and the next apply reuses it.
+
+use crate::engine::{Engine, EngineError};
+use crate::state::{JournalEntry, StateStore};
+use crate::Error;
+use chrono::{DateTime, NaiveDateTime, Utc};
+use efmesh_core::model::{Kind, Model};
+use efmesh_core::model_sql::{render_model, RelationTarget};
+use efmesh_core::naming::{self, PHYSICAL_SCHEMA};
+use efmesh_core::plan::{Category, Plan};
+use efmesh_core::project::{seed_path, Project};
+use serde::Serialize;
+use std::collections::{BTreeSet, HashMap};
+use std::time::Instant;
+
+/// Options for applying a plan.
+#[derive(Debug, Clone, Default)]
+pub struct ApplyOptions {
+    /// Recorded in the plans journal; defaults to the OS user.
+    pub applied_by: Option<String>,
+    /// "Now", for the end of time-range builds (defaults to the clock).
+    pub now: Option<DateTime<Utc>>,
+}
+
+/// What an apply did.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplyOutcome {
+    /// Models whose physics this apply built, in build order.
+    pub built: Vec<String>,
+    /// Whether the environment's views and pointers were swapped.
+    pub promoted: bool,
+    /// Engine statements issued (schema setup, builds, view swaps).
+    pub statements: u64,
+}
+
+/// The OS user, for the journal.
+pub fn os_user() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .or_else(|_| std::env::var("USERNAME"))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn qualified((schema, table): (String, String)) -> String {
+    format!("{schema}.{table}")
+}
+
+/// The last complete interval edge before `now`: builds of time-range models cover
+/// `[start, this)` until incremental backfill lands.
+fn complete_until(m: &Model, now: DateTime<Utc>) -> NaiveDateTime {
+    use chrono::Timelike;
+    let t = now.naive_utc();
+    let day = t.date().and_hms_opt(0, 0, 0).expect("midnight exists");
+    match m.interval_unit {
+        Some(efmesh_core::model::IntervalUnit::Minute) => t
+            .with_second(0)
+            .and_then(|t| t.with_nanosecond(0))
+            .unwrap_or(day),
+        Some(efmesh_core::model::IntervalUnit::Hour) => {
+            day + chrono::Duration::hours(t.hour() as i64)
+        }
+        _ => day,
+    }
+}
+
+fn model_start(project: &Project, m: &Model, end: NaiveDateTime) -> NaiveDateTime {
+    m.start
+        .as_deref()
+        .or(project.config.start.as_deref())
+        .and_then(|s| efmesh_core::time::parse_instant(s).ok())
+        .unwrap_or(end - chrono::Duration::days(1))
+        .min(end)
+}
+
+/// The DDL that builds model `i`'s physics at `physical`.
+fn build_statement(
+    project: &Project,
+    i: usize,
+    physical: &str,
+    names: &HashMap<String, String>,
+    now: DateTime<Utc>,
+) -> Result<String, Error> {
+    let m = &project.models[i];
+    match &m.kind {
+        Kind::Seed { path } => {
+            let file = seed_path(&m.file, path).replace('\'', "''");
+            let select = match &m.columns {
+                Some(cols) => cols
+                    .iter()
+                    .map(|c| format!("CAST(\"{0}\" AS {1}) AS \"{0}\"", c.name, c.sql_type))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                None => "*".into(),
+            };
+            Ok(format!("CREATE OR REPLACE TABLE {physical} AS SELECT {select} FROM read_csv('{file}', header = true, all_varchar = true)"))
+        }
+        kind => {
+            let end = complete_until(m, now);
+            let start = model_start(project, m, end);
+            let sql = render_model(
+                project,
+                i,
+                &RelationTarget::Physical(names.clone()),
+                start,
+                end.max(start),
+                false,
+            )
+            .map_err(|e| Error::Render(e.to_string()))?;
+            Ok(match kind {
+                Kind::View {
+                    materialized: false,
+                } => format!("CREATE OR REPLACE VIEW {physical} AS {sql}"),
+                _ => format!("CREATE OR REPLACE TABLE {physical} AS {sql}"),
+            })
+        }
+    }
+}
+
+/// Build what `plan` needs and promote it into its environment.
+pub fn apply_plan(
+    project: &Project,
+    plan: &Plan,
+    state: &mut dyn StateStore,
+    engine: &mut dyn Engine,
+    opts: &ApplyOptions,
+) -> Result<ApplyOutcome, Error> {
+    let now = opts.now.unwrap_or_else(Utc::now);
+    let start_statements = engine.statements_issued();
+    state.record_snapshots(&plan.new_snapshots)?;
+
+    // every model's physical relation, as this plan pins it
+    let mut names: HashMap<String, String> = HashMap::new();
+    for a in &plan.actions {
+        if let Some(pfp) = &a.physical_fingerprint {
+            names.insert(
+                a.model.clone(),
+                qualified(naming::physical_name(&a.model, pfp)),
+            );
+        }
+    }
+    // keep the janitor away from the physics this plan reuses
+    let reused: Vec<(String, String)> = plan
+        .actions
+        .iter()
+        .filter(|a| !a.build)
+        .filter_map(|a| a.physical_fingerprint.clone().map(|p| (p, a.model.clone())))
+        .collect();
+    state.pin_physics(&reused)?;
+
+    let mut built = vec![];
+    if plan.actions.iter().any(|a| a.build) {
+        engine.execute(
+            "creating the physical schema",
+            &format!("CREATE SCHEMA IF NOT EXISTS {PHYSICAL_SCHEMA}"),
+        )?;
+    }
+    for a in plan.actions.iter().filter(|a| a.build) {
+        let i = project.index_of(&a.model).ok_or_else(|| {
+            Error::Render(format!("plan names `{}`, which the project lacks", a.model))
+        })?;
+        let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
+        let physical = &names[&a.model];
+        let sql = build_statement(project, i, physical, &names, now)?;
+        let started = Instant::now();
+        tracing::info!(
+            model = a.model.as_str(),
+            env = plan.env.as_str(),
+            table = physical.as_str(),
+            "building"
+        );
+        engine
+            .transaction(&format!("building {}", a.model), &[sql])
+            .map_err(|e| match e {
+                EngineError::Statement { message, sql, .. } => Error::Build {
+                    model: a.model.clone(),
+                    message,
+                    sql,
+                },
+                other => Error::Engine(other),
+            })?;
+        state.mark_built(pfp, &a.model, &a.kind, Utc::now())?;
+        tracing::info!(
+            model = a.model.as_str(),
+            duration_ms = started.elapsed().as_millis() as u64,
+            "built"
+        );
+        built.push(a.model.clone());
+    }
+
+    // swap the environment's views in one transaction
+    let mut statements = vec![];
+    let mut schemas = BTreeSet::new();
+    for a in &plan.actions {
+        let changed = a.category != Category::Unchanged;
+        let (vs, vt) = naming::view_name(&plan.env, &a.model);
+        match (&a.physical_fingerprint, a.category) {
+            (_, Category::Removed) => statements.push(format!("DROP VIEW IF EXISTS {vs}.{vt}")),
+            (Some(_), _) if changed => {
+                if schemas.insert(vs.clone()) {
+                    statements.push(format!("CREATE SCHEMA IF NOT EXISTS {vs}"));
+                }
+                statements.push(format!(
+                    "CREATE OR REPLACE VIEW {vs}.{vt} AS SELECT * FROM {}",
+                    names[&a.model]
+                ));
+            }
+            _ => {}
+        }
+    }
+    if !statements.is_empty() {
+        engine.transaction(&format!("promoting to {}", plan.env), &statements)?;
+    }
+    let summary = serde_json::json!({
+        "counts": plan.counts().into_iter().map(|(c, n)| (c.label().to_string(), n)).collect::<std::collections::BTreeMap<_, _>>(),
+        "built": built,
+        "changed": plan.actions.iter().filter(|a| a.category != Category::Unchanged).map(|a| serde_json::json!({"model": a.model, "category": a.category.label(), "fingerprint": a.fingerprint})).collect::<Vec<_>>(),
+    });
+    let journal = JournalEntry {
+        env: plan.env.clone(),
+        summary,
+        applied_by: opts.applied_by.clone().unwrap_or_else(os_user),
+        applied_at: now,
+    };
+    state.promote(&plan.env, &plan.pointers_after(project), &journal)?;
+    tracing::info!(
+        env = plan.env.as_str(),
+        views = statements.len(),
+        "promoted"
+    );
+    Ok(ApplyOutcome {
+        built,
+        promoted: true,
+        statements: engine.statements_issued() - start_statements,
+    })
+}
