@@ -132,6 +132,9 @@ impl Error {
             Error::Argument { help, .. } => help.clone(),
             Error::Build { .. } => Some("fix the model and apply again; physics already built is kept and reused, and the environment was not changed".into()),
             Error::State(e) => e.help(),
+            Error::Engine(crate::engine::EngineError::Connect { message, .. }) if message.contains("lock") => {
+                Some("another process has the database open for writing (DuckDB allows one writer); retry when it finishes".into())
+            }
             Error::Plan(_) => Some("upgrade efmesh".into()),
             Error::AwaitingConfirmation { .. } => Some("review it with `efmesh plan`, then rerun with --yes".into()),
             _ => None,

@@ -43,11 +43,18 @@ pub fn render(
     match &query.form {
         QueryForm::Parsed(q) => {
             let mut q = q.as_ref().clone();
+            // relations that will be replaced: `schema.table.col` must become `table.col`
+            let replaced = super::references::table_refs(&q, "")
+                .into_iter()
+                .map(|r| r.name)
+                .filter(|n| resolve(n).is_some())
+                .collect();
             let mut r = Rewriter {
                 dialect,
                 resolve,
                 bind,
                 ctes: vec![],
+                replaced,
                 error: None,
             };
             let _ = q.visit(&mut r);
@@ -112,6 +119,7 @@ struct Rewriter<'a> {
     resolve: &'a dyn Fn(&str) -> Option<Relation>,
     bind: &'a dyn Fn(&str) -> Option<String>,
     ctes: Vec<Vec<String>>,
+    replaced: std::collections::HashSet<String>,
     error: Option<RenderError>,
 }
 
@@ -224,6 +232,19 @@ impl VisitorMut for Rewriter<'_> {
     }
 
     fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if let Expr::CompoundIdentifier(parts) = e {
+            if parts.len() >= 3 {
+                let qualifier = format!(
+                    "{}.{}",
+                    parts[0].value.to_ascii_lowercase(),
+                    parts[1].value.to_ascii_lowercase()
+                );
+                if self.replaced.contains(&qualifier) {
+                    // the replacement is aliased with the original table name
+                    parts.remove(0);
+                }
+            }
+        }
         if let Expr::Value(v) = e {
             if let Value::Placeholder(p) = &v.value {
                 let Some(sql) = (self.bind)(p.trim_start_matches('@')) else {
@@ -302,6 +323,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out, "SELECT t.a FROM _efmesh.mart__t__abcd1234 AS t JOIN read_parquet(['a.parquet'], union_by_name = true) f ON true, (SELECT 1 AS x) AS helper");
+    }
+
+    #[test]
+    fn schema_qualified_columns_follow_the_rewritten_relation() {
+        let out = render(
+            &q("SELECT src.events.id, mart.t.a FROM src.events, mart.t"),
+            Dialect::DuckDb,
+            &resolve,
+            &bind,
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "SELECT events.id, t.a FROM dev__src.events, _efmesh.mart__t__abcd1234 AS t"
+        );
     }
 
     #[test]

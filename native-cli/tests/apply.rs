@@ -1,0 +1,485 @@
+//! `plan` / `apply` / `janitor` / `migrate` end to end: the real binary on a real DuckDB file
+//! and SQLite state store.
+
+mod common;
+use common::*;
+use efmesh::engine::duckdb::DuckDbEngine;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::Path;
+
+const RAW: (&str, &str) = ("models/raw.sql", "MODEL (name s.raw, kind FULL, columns (id BIGINT, v DOUBLE));\nSELECT range AS id, range * 1.5 AS v FROM range(10)");
+const MID: (&str, &str) = (
+    "models/mid.sql",
+    "MODEL (name s.mid, kind FULL);\nSELECT id, v FROM s.raw WHERE id < 8",
+);
+const TOP: (&str, &str) = (
+    "models/top.sql",
+    "MODEL (name s.top, kind FULL);\nSELECT count(*) AS n, sum(v) AS total FROM s.mid",
+);
+const SIDE: (&str, &str) = (
+    "models/side.sql",
+    "MODEL (name s.side, kind VIEW);\nSELECT id FROM s.raw",
+);
+
+fn apply_json(dir: &Path, env: &str) -> Value {
+    let out = efmesh(dir)
+        .args(["apply", env, "--yes", "--json"])
+        .assert()
+        .success();
+    json(&out.get_output().stdout)
+}
+
+fn built(v: &Value) -> Vec<String> {
+    v["built"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn query(dir: &Path, sql: &str) -> Vec<Option<String>> {
+    let cfg = efmesh_core::config::Config::defaults("t").engine;
+    let mut e = DuckDbEngine::open(dir, "efmesh.duckdb", &cfg).unwrap();
+    e.query_strings(sql).unwrap()
+}
+
+fn one(dir: &Path, sql: &str) -> String {
+    query(dir, sql)[0].clone().unwrap_or_default()
+}
+
+fn physical_tables(dir: &Path) -> usize {
+    one(
+        dir,
+        "SELECT count(*)::VARCHAR FROM information_schema.tables WHERE table_schema = '_efmesh'",
+    )
+    .parse()
+    .unwrap()
+}
+
+fn write(dir: &Path, (path, text): (&str, &str)) {
+    std::fs::write(dir.join(path), text).unwrap();
+}
+
+#[test]
+fn apply_dev_then_promote_to_prod_without_recomputing() {
+    let p = project(&[RAW, MID, TOP, SIDE]);
+    let v = apply_json(p.path(), "dev");
+    assert_eq!(built(&v), vec!["s.raw", "s.mid", "s.side", "s.top"]);
+    assert_eq!(one(p.path(), "SELECT n::VARCHAR FROM dev__s.top"), "8");
+    let tables = physical_tables(p.path());
+
+    let v = apply_json(p.path(), "prod");
+    assert!(built(&v).is_empty(), "promotion builds nothing");
+    // exactly one CREATE SCHEMA and four CREATE VIEW statements: no physical work at all
+    assert_eq!(v["statements"], 5);
+    assert_eq!(physical_tables(p.path()), tables);
+    assert_eq!(one(p.path(), "SELECT n::VARCHAR FROM s.top"), "8");
+    assert_eq!(v["plan"]["summary"]["added"], 4);
+
+    // and a no-op plan changes nothing
+    let out = efmesh(p.path())
+        .args(["plan", "prod", "--json"])
+        .assert()
+        .success();
+    let plan = json(&out.get_output().stdout);
+    assert_eq!(plan["hasChanges"], false);
+    assert_eq!(plan["actions"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn breaking_change_rebuilds_the_model_and_its_descendants_only() {
+    let p = project(&[RAW, MID, TOP, SIDE]);
+    apply_json(p.path(), "dev");
+    write(
+        p.path(),
+        (
+            "models/mid.sql",
+            "MODEL (name s.mid, kind FULL);\nSELECT id, v FROM s.raw WHERE id < 5",
+        ),
+    );
+    let out = efmesh(p.path())
+        .args(["plan", "dev", "--json"])
+        .assert()
+        .success();
+    let plan = json(&out.get_output().stdout);
+    let cat = |m: &str| {
+        plan["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["model"] == m)
+            .map(|a| a["category"].as_str().unwrap().to_string())
+    };
+    assert_eq!(cat("s.mid").as_deref(), Some("breaking"));
+    assert_eq!(cat("s.top").as_deref(), Some("indirect"));
+    assert_eq!(cat("s.raw"), None, "unchanged models are not listed");
+    let mid = plan["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["model"] == "s.mid")
+        .unwrap();
+    assert_eq!(mid["explain"], serde_json::json!(["where"]));
+    let v = apply_json(p.path(), "dev");
+    assert_eq!(built(&v), vec!["s.mid", "s.top"]);
+    assert_eq!(one(p.path(), "SELECT n::VARCHAR FROM dev__s.top"), "5");
+}
+
+#[test]
+fn non_breaking_change_rebuilds_only_the_model() {
+    let p = project(&[RAW, MID, TOP, SIDE]);
+    apply_json(p.path(), "dev");
+    write(
+        p.path(),
+        (
+            "models/mid.sql",
+            "MODEL (name s.mid, kind FULL);\nSELECT id, v, v * 2 AS v2 FROM s.raw WHERE id < 8",
+        ),
+    );
+    let v = apply_json(p.path(), "dev");
+    assert_eq!(built(&v), vec!["s.mid"]);
+    let actions = v["plan"]["actions"].as_array().unwrap();
+    let top = actions.iter().find(|a| a["model"] == "s.top").unwrap();
+    assert_eq!(top["category"], "indirect");
+    assert_eq!(top["build"], false);
+    assert_ne!(
+        top["physicalFingerprint"], top["fingerprint"],
+        "the new version of s.top reuses the old physics"
+    );
+    assert_eq!(
+        one(p.path(), "SELECT max(v2)::VARCHAR FROM dev__s.mid"),
+        "21.0"
+    );
+    assert_eq!(one(p.path(), "SELECT n::VARCHAR FROM dev__s.top"), "8");
+}
+
+#[test]
+fn metadata_only_change_rebuilds_nothing() {
+    let p = project(&[RAW, MID, TOP]);
+    apply_json(p.path(), "dev");
+    write(p.path(), ("models/mid.sql", "MODEL (name s.mid, kind FULL, description 'only the middle', owner ops, cron '@hourly');\nSELECT id, v FROM s.raw WHERE id < 8"));
+    let v = apply_json(p.path(), "dev");
+    assert!(built(&v).is_empty());
+    assert_eq!(v["plan"]["summary"]["metadata-only"], 1);
+    let out = efmesh(p.path())
+        .args(["plan", "dev", "--json"])
+        .assert()
+        .success();
+    assert_eq!(
+        json(&out.get_output().stdout)["hasChanges"],
+        false,
+        "the new metadata was recorded"
+    );
+}
+
+#[test]
+fn removed_model_loses_its_view_but_keeps_its_physics() {
+    let p = project(&[RAW, MID, TOP, SIDE]);
+    apply_json(p.path(), "dev");
+    let tables = physical_tables(p.path());
+    std::fs::remove_file(p.path().join("models/side.sql")).unwrap();
+    let v = apply_json(p.path(), "dev");
+    assert_eq!(v["plan"]["summary"]["removed"], 1);
+    assert_eq!(one(p.path(), "SELECT count(*)::VARCHAR FROM information_schema.tables WHERE table_schema = 'dev__s' AND table_name = 'side'"), "0");
+    assert_eq!(
+        physical_tables(p.path()),
+        tables,
+        "physics waits for the janitor"
+    );
+}
+
+#[test]
+fn non_tty_apply_with_changes_exits_2_and_touches_nothing() {
+    let p = project(&[RAW, MID]);
+    let out = efmesh(p.path())
+        .args(["apply", "dev", "--json"])
+        .assert()
+        .code(2);
+    let v = json(&out.get_output().stdout);
+    assert_eq!(v["applied"], false);
+    assert_eq!(v["plan"]["hasChanges"], true);
+    efmesh(p.path())
+        .args(["apply", "dev"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("pass --yes"));
+    assert!(!p.path().join("efmesh.duckdb").exists() || physical_tables(p.path()) == 0);
+    // after apply, the same command is a no-op that exits 0 without --yes
+    apply_json(p.path(), "dev");
+    efmesh(p.path())
+        .args(["apply", "dev"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("No changes."));
+}
+
+#[test]
+fn plan_and_apply_json_shapes_are_frozen() {
+    let p = project(&[RAW, MID]);
+    let redact = |mut v: Value| {
+        for a in v
+            .pointer_mut("/actions")
+            .or(None)
+            .into_iter()
+            .flat_map(|a| a.as_array_mut().unwrap().iter_mut())
+        {
+            for k in ["fingerprint", "physicalFingerprint", "previousFingerprint"] {
+                if a[k].is_string() {
+                    a[k] = Value::String(format!("[{k}]"));
+                }
+            }
+        }
+        v
+    };
+    let out = efmesh(p.path())
+        .args(["plan", "dev", "--json"])
+        .assert()
+        .success();
+    insta::assert_json_snapshot!("plan_json", redact(json(&out.get_output().stdout)));
+    let mut v = apply_json(p.path(), "dev");
+    v["plan"] = redact(v["plan"].take());
+    insta::assert_json_snapshot!("apply_json", v);
+}
+
+#[test]
+fn a_build_killed_partway_leaves_views_untouched_and_the_next_apply_completes_it() {
+    let slow = ("models/slow.sql", "MODEL (name s.slow, kind FULL);\nSELECT count(*) AS n FROM s.raw, range(400000000) t(x) WHERE hash(x) % 7 = 3 AND s.raw.id = 0");
+    let p = project(&[RAW, slow]);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("efmesh"))
+        .current_dir(p.path())
+        .args(["apply", "dev", "--yes", "--log-level", "info"])
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // wait until the fast parent is built and the slow build has started
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let line = lines
+            .next()
+            .expect("apply ended before the slow build started")
+            .unwrap();
+        if line.contains("building") && line.contains("s.slow") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    // no view of dev exists, and the state has no dev environment
+    assert_eq!(
+        one(
+            p.path(),
+            "SELECT count(*)::VARCHAR FROM information_schema.tables WHERE table_schema = 'dev__s'"
+        ),
+        "0"
+    );
+    let out = efmesh(p.path())
+        .args(["plan", "dev", "--json"])
+        .assert()
+        .success();
+    let plan = json(&out.get_output().stdout);
+    let raw = plan["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["model"] == "s.raw")
+        .unwrap();
+    assert_eq!(
+        (raw["category"].as_str(), raw["build"].as_bool()),
+        (Some("added"), Some(false)),
+        "s.raw's physics was kept"
+    );
+
+    let v = apply_json(p.path(), "dev");
+    assert_eq!(
+        built(&v),
+        vec!["s.slow"],
+        "only the interrupted build is redone"
+    );
+    assert_eq!(
+        one(p.path(), "SELECT (n > 0)::VARCHAR FROM dev__s.slow"),
+        "true"
+    );
+}
+
+#[test]
+fn janitor_drops_only_orphans_older_than_the_ttl() {
+    let p = project(&[RAW, MID]);
+    apply_json(p.path(), "dev");
+    apply_json(p.path(), "prod");
+    write(
+        p.path(),
+        (
+            "models/mid.sql",
+            "MODEL (name s.mid, kind FULL);\nSELECT id, v FROM s.raw WHERE id < 3",
+        ),
+    );
+    apply_json(p.path(), "dev");
+    // the old s.mid is still served by prod: nothing to collect
+    let out = efmesh(p.path())
+        .args(["janitor", "--ttl", "0", "--json"])
+        .assert()
+        .success();
+    assert_eq!(
+        json(&out.get_output().stdout)["dropped"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    apply_json(p.path(), "prod");
+    let before = physical_tables(p.path());
+    // orphaned just now: a 7-day ttl keeps it, a dry run only lists it
+    let out = efmesh(p.path())
+        .args(["janitor", "--json"])
+        .assert()
+        .success();
+    assert_eq!(
+        json(&out.get_output().stdout)["dropped"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    let out = efmesh(p.path())
+        .args(["janitor", "--ttl", "0", "--dry-run", "--json"])
+        .assert()
+        .success();
+    assert_eq!(
+        json(&out.get_output().stdout)["dropped"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(physical_tables(p.path()), before);
+    let out = efmesh(p.path())
+        .args(["janitor", "--ttl", "0", "--json"])
+        .assert()
+        .success();
+    let v = json(&out.get_output().stdout);
+    assert_eq!(v["dropped"][0]["model"], "s.mid");
+    assert_eq!(physical_tables(p.path()), before - 1);
+    assert_eq!(
+        one(p.path(), "SELECT count(*)::VARCHAR FROM s.mid"),
+        "3",
+        "live physics untouched"
+    );
+    // going back to the old definition rebuilds what the janitor removed
+    write(p.path(), MID);
+    let v = apply_json(p.path(), "dev");
+    assert_eq!(built(&v), vec!["s.mid"]);
+}
+
+#[test]
+fn concurrent_janitors_never_drop_the_same_physics_twice() {
+    let p = project(&[RAW, MID]);
+    apply_json(p.path(), "dev");
+    for i in 0..3 {
+        write(
+            p.path(),
+            (
+                "models/mid.sql",
+                &format!("MODEL (name s.mid, kind FULL);\nSELECT id, v FROM s.raw WHERE id < {i}"),
+            ),
+        );
+        apply_json(p.path(), "dev");
+    }
+    // three orphans; two janitor processes race for them
+    let spawn = || {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("efmesh"))
+            .current_dir(p.path())
+            .args(["janitor", "--ttl", "0", "--json"])
+            .output()
+            .unwrap()
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(spawn);
+        let b = s.spawn(spawn);
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let mut dropped = 0;
+    for out in [&a, &b] {
+        // DuckDB allows one writer process; the loser of the file lock fails cleanly
+        let v = json(&out.stdout);
+        if out.status.success() {
+            dropped += v["dropped"].as_array().unwrap().len();
+        } else {
+            assert_eq!(v["error"]["code"], "engine", "{v}");
+            assert!(
+                v["error"]["message"].as_str().unwrap().contains("lock"),
+                "{v}"
+            );
+            assert!(
+                v["error"]["help"].as_str().unwrap().contains("one writer"),
+                "{v}"
+            );
+        }
+    }
+    let out = efmesh(p.path())
+        .args(["janitor", "--ttl", "0", "--json"])
+        .assert()
+        .success();
+    dropped += json(&out.get_output().stdout)["dropped"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(dropped, 3, "every orphan dropped exactly once");
+    assert_eq!(
+        one(p.path(), "SELECT count(*)::VARCHAR FROM dev__s.mid"),
+        "2"
+    );
+}
+
+#[test]
+fn old_state_store_is_refused_until_migrated() {
+    let p = project(&[RAW]);
+    let c = rusqlite::Connection::open(p.path().join("efmesh.state.sqlite")).unwrap();
+    c.execute_batch("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES ('state_version', '0');").unwrap();
+    drop(c);
+    efmesh(p.path())
+        .args(["plan", "dev"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("efmesh migrate"));
+    let out = efmesh(p.path())
+        .args(["migrate", "--json"])
+        .assert()
+        .success();
+    let v = json(&out.get_output().stdout);
+    assert_eq!((v["from"].as_u64(), v["to"].as_u64()), (Some(0), Some(1)));
+    assert!(Path::new(v["backup"].as_str().unwrap()).is_file());
+    apply_json(p.path(), "dev");
+    // a corrupt store is a clear error, not a panic
+    std::fs::write(p.path().join("efmesh.state.sqlite"), vec![b'x'; 4096]).unwrap();
+    let _ = std::fs::remove_file(p.path().join("efmesh.state.sqlite-wal"));
+    let _ = std::fs::remove_file(p.path().join("efmesh.state.sqlite-shm"));
+    efmesh(p.path())
+        .args(["plan", "dev"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("corrupt").and(predicate::str::contains("help:")));
+}
+
+#[test]
+fn init_scaffolds_a_project_that_applies() {
+    let dir = tempfile::tempdir().unwrap();
+    efmesh(dir.path()).args(["init", "wh"]).assert().success();
+    let wh = dir.path().join("wh");
+    efmesh(&wh).arg("check").assert().success();
+    let v = apply_json(&wh, "dev");
+    assert_eq!(built(&v).len(), 4);
+    efmesh(dir.path())
+        .args(["init", "wh"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("already holds"));
+}
