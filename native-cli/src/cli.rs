@@ -173,7 +173,10 @@ fn apply_command(
         Err(e) => return fail(e, json),
     };
     if !json {
-        print!("{}", crate::plan_view::render(&plan, explain));
+        print!(
+            "{}",
+            crate::plan_view::render(&plan, explain, stdout_color())
+        );
     }
     let emit = |applied: bool, built: &[String], promoted: bool, statements: u64| {
         if json {
@@ -263,6 +266,10 @@ struct ErrorBody {
     code: &'static str,
     message: String,
     help: Option<String>,
+}
+
+fn stdout_color() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
 fn stderr_color() -> bool {
@@ -383,7 +390,10 @@ pub fn run(cli: Cli) -> ExitCode {
                 if json {
                     print_json(crate::plan_view::PlanJson::of(&plan));
                 } else {
-                    print!("{}", crate::plan_view::render(&plan, explain));
+                    print!(
+                        "{}",
+                        crate::plan_view::render(&plan, explain, stdout_color())
+                    );
                 }
                 ExitCode::SUCCESS
             }

@@ -11,10 +11,18 @@
 //! # std::fs::write(dir.path().join("efmesh.toml"), "[project]\nname = \"demo\"\n").unwrap();
 //! # std::fs::write(dir.path().join("models/a.sql"), "MODEL (name s.a, kind FULL, columns (id INT));\nSELECT 1 AS id").unwrap();
 //! # std::fs::write(dir.path().join("models/b.sql"), "MODEL (name s.b, kind VIEW);\nSELECT id FROM s.a").unwrap();
-//! let project = efmesh::Efmesh::open(dir.path())?;
-//! let graph = project.graph();
-//! assert_eq!(graph.models.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["s.a", "s.b"]);
-//! assert_eq!(project.render("s.b", &efmesh::RenderOptions::default())?.sql, "SELECT id FROM s.a");
+//! use efmesh::{ApplyOptions, Efmesh};
+//!
+//! let project = Efmesh::open(dir.path())?;
+//! let plan = project.plan("dev")?;
+//! assert!(plan.has_changes());
+//! let applied = project.apply(&plan, ApplyOptions { applied_by: Some("docs".into()), ..Default::default() })?;
+//! assert_eq!(applied.built, ["s.a", "s.b"]);
+//!
+//! // promotion to prod only swaps views
+//! let promoted = project.apply(&project.plan("prod")?, ApplyOptions::default())?;
+//! assert!(promoted.built.is_empty());
+//! assert!(!project.plan("prod")?.has_changes());
 //! # Ok::<(), efmesh::Error>(())
 //! ```
 #![warn(missing_docs)]

@@ -57,8 +57,47 @@ fn marker(c: Category) -> &'static str {
     }
 }
 
-/// The human plan screen.
-pub fn render(plan: &Plan, explain: bool) -> String {
+/// A unified diff of two SQL texts, colored for a terminal.
+fn sql_diff(old: &str, new: &str, color: bool) -> String {
+    let (red, green, reset) = if color {
+        ("\x1b[31m", "\x1b[32m", "\x1b[0m")
+    } else {
+        ("", "", "")
+    };
+    let mut out = String::new();
+    let diff = similar::TextDiff::from_lines(old, new);
+    let changes = diff
+        .grouped_ops(3)
+        .into_iter()
+        .enumerate()
+        .flat_map(|(g, ops)| {
+            let sep = (g > 0).then_some(None);
+            sep.into_iter().chain(
+                ops.into_iter()
+                    .flat_map(|op| diff.iter_changes(&op).map(Some).collect::<Vec<_>>()),
+            )
+        });
+    for change in changes {
+        let Some(change) = change else {
+            out.push_str("      ...\n");
+            continue;
+        };
+        let (sign, c) = match change.tag() {
+            similar::ChangeTag::Delete => ("-", red),
+            similar::ChangeTag::Insert => ("+", green),
+            similar::ChangeTag::Equal => (" ", ""),
+        };
+        let r = if c.is_empty() { "" } else { reset };
+        let _ = write!(out, "      {c}{sign} {}{r}", change.value());
+        if !change.value().ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The human plan screen. `color` adds a colored SQL diff of every directly changed model.
+pub fn render(plan: &Plan, explain: bool, color: bool) -> String {
     let mut out = String::new();
     let counts = plan.counts();
     let summary: Vec<String> = counts
@@ -115,6 +154,11 @@ pub fn render(plan: &Plan, explain: bool) -> String {
                 let _ = write!(line, " (via {})", a.caused_by.join(", "));
             }
             let _ = writeln!(out, "{line}");
+            if color && k < SHOWN_PER_CATEGORY {
+                if let Some((old, new)) = &a.sql_change {
+                    out.push_str(&sql_diff(old, new, true));
+                }
+            }
         }
     }
     let builds = plan.actions.iter().filter(|a| a.build).count();

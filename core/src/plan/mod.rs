@@ -98,6 +98,9 @@ pub struct Action {
     pub explain: Vec<String>,
     /// For indirect changes: the changed parents that caused it.
     pub caused_by: Vec<String>,
+    /// The previous and the new canonical query, for a human diff of direct changes.
+    #[serde(skip)]
+    pub sql_change: Option<(String, String)>,
 }
 
 /// A plan: every model's action, parents before children, removals last.
@@ -225,6 +228,7 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
         let mut explain = vec![];
         let mut caused_by = vec![];
         let mut previous_physical = None;
+        let mut sql_change = None;
         let category = match pointer {
             None => Category::Added,
             Some(p) if &p.fingerprint == fp => {
@@ -268,6 +272,14 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
                         o.insert("parents".into(), serde_json::json!([]));
                     }
                     let v = categorize::compare(&old_payload, &new_payload, dialect);
+                    let q = |p: &serde_json::Value| {
+                        p.get("query")
+                            .and_then(|q| q.as_str())
+                            .map(|q| crate::sql::pretty(q, dialect))
+                    };
+                    if let (Some(o), Some(n)) = (q(&old_payload), q(&new_payload)) {
+                        sql_change = Some((o, n));
+                    }
                     explain = v.paths;
                     v.category
                 }
@@ -341,6 +353,7 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
             build,
             explain,
             caused_by,
+            sql_change,
         });
     }
     let mut ordered: Vec<Action> = project
@@ -367,6 +380,7 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
                 build: false,
                 explain: vec!["no longer in the project".into()],
                 caused_by: vec![],
+                sql_change: None,
             });
         }
     }

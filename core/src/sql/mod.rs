@@ -74,6 +74,15 @@ impl ModelQuery {
     }
 }
 
+/// Lay canonical SQL out over indented lines for people (as written when it does not parse).
+pub fn pretty(sql: &str, dialect: Dialect) -> String {
+    let d = dialect.parser();
+    match Parser::parse_sql(d.as_ref(), sql) {
+        Ok(stmts) if stmts.len() == 1 => format!("{:#}", stmts[0]),
+        _ => sql.to_string(),
+    }
+}
+
 /// Whether the tokens hold anything but whitespace, comments and semicolons.
 pub fn has_content(tokens: &[TokenWithSpan]) -> bool {
     tokens
