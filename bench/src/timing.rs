@@ -10,9 +10,10 @@ use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
 
 /// A command-line program that operates on a project directory, e.g. efmesh
 /// or SQLMesh. It exists so subcommands describe *what* to run
@@ -38,6 +39,15 @@ impl Tool {
             name: "efmesh".to_string(),
             program: program.into(),
             project_flag: Some("-C".to_string()),
+        }
+    }
+
+    /// The SQLMesh CLI at `program`, pointed at projects with `-p DIR`.
+    pub fn sqlmesh(program: impl Into<PathBuf>) -> Self {
+        Tool {
+            name: "sqlmesh".to_string(),
+            program: program.into(),
+            project_flag: Some("-p".to_string()),
         }
     }
 
@@ -81,11 +91,56 @@ impl Tool {
         Ok(Run { elapsed, output })
     }
 
-    /// Like [`Tool::run`], but a non-zero exit becomes a [`RunFailed`] error
-    /// carrying the captured output, since a benchmark of a failing command
-    /// measures nothing useful.
-    pub fn run_ok(&self, project: &Path, args: &[&str]) -> Result<Run> {
-        let run = self.run(project, args)?;
+    /// Like [`Tool::run`], but gives up after `timeout`: the child (started
+    /// in its own process group, so helpers it spawned go too) is killed and
+    /// [`Timed::TimedOut`] returned. The clock is read by a thread that
+    /// blocks on the child, so a normal exit is timed as precisely as
+    /// [`Tool::run`] (no polling interval).
+    pub fn run_timeout(&self, project: &Path, args: &[&str], timeout: Duration) -> Result<Timed> {
+        let mut cmd = Command::new(&self.program);
+        cmd.args(self.argv(project, args))
+            .current_dir(project)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0);
+        }
+        let start = Instant::now();
+        let child = cmd.spawn().with_context(|| {
+            format!("failed to start `{}`", self.display_command(project, args))
+        })?;
+        let pid = child.id();
+        let (tx, rx) = mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            let output = child.wait_with_output();
+            let _ = tx.send((output, start.elapsed()));
+        });
+        match rx.recv_timeout(timeout) {
+            Ok((output, elapsed)) => {
+                let _ = waiter.join();
+                let output = output.with_context(|| {
+                    format!("waiting for `{}`", self.display_command(project, args))
+                })?;
+                Ok(Timed::Done(Run { elapsed, output }))
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                kill_process_group(pid);
+                let _ = rx.recv();
+                let _ = waiter.join();
+                Ok(Timed::TimedOut(start.elapsed()))
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(anyhow!(
+                "lost the waiter thread of `{}`",
+                self.display_command(project, args)
+            )),
+        }
+    }
+
+    /// Turn a finished [`Run`] of `args` into an error if it exited non-zero.
+    pub fn check_success(&self, project: &Path, args: &[&str], run: Run) -> Result<Run> {
         if run.output.status.success() {
             Ok(run)
         } else {
@@ -97,6 +152,14 @@ impl Tool {
             }
             .into())
         }
+    }
+
+    /// Like [`Tool::run`], but a non-zero exit becomes a [`RunFailed`] error
+    /// carrying the captured output, since a benchmark of a failing command
+    /// measures nothing useful.
+    pub fn run_ok(&self, project: &Path, args: &[&str]) -> Result<Run> {
+        let run = self.run(project, args)?;
+        self.check_success(project, args, run)
     }
 
     /// Run `warmup` untimed then `runs` timed successful executions and
@@ -119,6 +182,34 @@ impl Tool {
                     .with_context(|| format!("timed run {} of {runs} failed", i + 1))
             })
             .collect()
+    }
+}
+
+/// Result of [`Tool::run_timeout`].
+#[derive(Debug)]
+pub enum Timed {
+    /// The process exited (successfully or not) within the limit.
+    Done(Run),
+    /// The process was killed after this long.
+    TimedOut(Duration),
+}
+
+/// SIGKILL the process group led by `pid` (our own child, started with
+/// `process_group(0)`, so the group id is its pid).
+fn kill_process_group(pid: u32) {
+    #[cfg(unix)]
+    {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{pid}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = Command::new("taskkill")
+            .args(["/F", "/T", "/PID", &pid.to_string()])
+            .status();
     }
 }
 
@@ -294,5 +385,45 @@ mod tests {
         let failed = err.downcast_ref::<RunFailed>().expect("RunFailed in chain");
         assert_eq!(failed.status.code(), Some(3));
         assert!(failed.to_string().contains("boom"), "{failed}");
+    }
+
+    #[test]
+    fn run_timeout_finishes_or_kills() {
+        let dir = tempfile::tempdir().unwrap();
+        let sh = Tool {
+            name: "sh".into(),
+            program: "sh".into(),
+            project_flag: None,
+        };
+        match sh
+            .run_timeout(dir.path(), &["-c", "echo hi"], Duration::from_secs(10))
+            .unwrap()
+        {
+            Timed::Done(run) => assert_eq!(String::from_utf8_lossy(&run.output.stdout), "hi\n"),
+            Timed::TimedOut(_) => panic!("echo timed out"),
+        }
+        let started = Instant::now();
+        // the grandchild `sleep` holds the pipes open: killing only `sh` would hang
+        match sh
+            .run_timeout(
+                dir.path(),
+                &["-c", "sleep 30 | cat"],
+                Duration::from_millis(200),
+            )
+            .unwrap()
+        {
+            Timed::TimedOut(after) => assert!(after >= Duration::from_millis(200)),
+            Timed::Done(_) => panic!("sleep finished"),
+        }
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn sqlmesh_argv() {
+        let tool = Tool::sqlmesh("sqlmesh");
+        assert_eq!(
+            tool.display_command(Path::new("/p"), &["plan", "dev"]),
+            "sqlmesh -p /p plan dev"
+        );
     }
 }

@@ -497,15 +497,13 @@ impl Serialize for Diagnostic {
 /// Sort diagnostics errors first, then by file and position, so output is stable across runs
 /// and the problems that stop a command come first.
 pub fn sort(diags: &mut [Diagnostic]) {
-    diags.sort_by(|a, b| {
-        let key = |d: &Diagnostic| {
-            let pos = d
-                .location
+    fn key(d: &Diagnostic) -> (bool, Option<(&str, u64, u64)>) {
+        (
+            !d.is_error(),
+            d.location
                 .as_ref()
-                .map(|l| (l.file.clone(), l.line, l.column))
-                .unwrap_or_default();
-            (!d.is_error(), pos)
-        };
-        key(a).cmp(&key(b))
-    });
+                .map(|l| (l.file.as_str(), l.line, l.column)),
+        )
+    }
+    diags.sort_by(|a, b| key(a).cmp(&key(b)));
 }

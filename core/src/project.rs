@@ -121,7 +121,7 @@ pub fn seed_path(model_file: &str, seed: &str) -> String {
 
 /// Load and check a project. `read_seed` reads a project-relative file.
 pub fn load(
-    sources: ProjectSources,
+    sources: &ProjectSources,
     read_seed: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
 ) -> Loaded {
     let dialect = sources.config.dialect();
@@ -410,7 +410,7 @@ pub fn load(
         None
     } else {
         Some(Project {
-            config: sources.config,
+            config: sources.config.clone(),
             models,
             dag,
             fingerprints: fps,

@@ -48,7 +48,7 @@ fn load_dir(root: &Path) -> Loaded {
         audits: files_under(root, "audits"),
         external_models: None,
     };
-    load(sources, &mut |rel| {
+    load(&sources, &mut |rel| {
         std::fs::read(root.join(rel)).map_err(|e| e.to_string())
     })
 }
@@ -145,7 +145,7 @@ fn fp_with_parent(parent_columns: &str, model: &str) -> String {
         audits: vec![],
         external_models: None,
     };
-    let loaded = load(sources, &mut |_| Err("no seeds".into()));
+    let loaded = load(&sources, &mut |_| Err("no seeds".into()));
     let errors: Vec<String> = loaded
         .diagnostics
         .iter()

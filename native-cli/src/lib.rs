@@ -175,24 +175,37 @@ pub fn check(dir: &Path) -> Result<CheckReport, Error> {
     };
     for path in discover::matching_files(&root, &config.model_globs)? {
         let text = read(&path)?;
-        files.insert(path.clone(), text.clone());
         sources.models.push(SourceText { path, text });
     }
     for path in discover::matching_files(&root, &config.audit_globs)? {
         let text = read(&path)?;
-        files.insert(path.clone(), text.clone());
         sources.audits.push(SourceText { path, text });
     }
     if root.join(EXTERNAL_MODELS_FILE).is_file() {
         let text = read(EXTERNAL_MODELS_FILE)?;
-        files.insert(EXTERNAL_MODELS_FILE.to_string(), text.clone());
+
         sources.external_models = Some(SourceText {
             path: EXTERNAL_MODELS_FILE.into(),
             text,
         });
     }
     let mut read_seed = |rel: &str| std::fs::read(root.join(rel)).map_err(|e| e.to_string());
-    let loaded = project::load(sources, &mut read_seed);
+    let loaded = project::load(&sources, &mut read_seed);
+    // keep the texts of the files diagnostics point into, for rendering them
+    let mentioned: std::collections::HashSet<&str> = loaded
+        .diagnostics
+        .iter()
+        .filter_map(|d| d.location.as_ref())
+        .map(|l| l.file.as_str())
+        .collect();
+    let all = sources
+        .models
+        .iter()
+        .chain(&sources.audits)
+        .chain(&sources.external_models);
+    for src in all.filter(|s| mentioned.contains(s.path.as_str())) {
+        files.insert(src.path.clone(), src.text.clone());
+    }
     Ok(CheckReport {
         root,
         diagnostics: loaded.diagnostics,

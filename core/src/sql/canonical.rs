@@ -24,6 +24,18 @@ pub fn normalize_tokens(tokens: &[TokenWithSpan]) -> Vec<TokenWithSpan> {
         .collect()
 }
 
+/// [`normalize_tokens`] in place, for the parse path that owns its tokens.
+pub fn normalize_tokens_owned(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    for t in &mut tokens {
+        if let Token::Word(w) = &mut t.token {
+            if w.quote_style.is_none() {
+                w.value.make_ascii_lowercase();
+            }
+        }
+    }
+    tokens
+}
+
 /// The token-level canonical form used when sqlparser cannot parse the query: the same
 /// normalization, one space between significant tokens, no structure.
 pub fn fallback_canonical(normalized: &[TokenWithSpan]) -> String {

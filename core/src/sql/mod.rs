@@ -100,19 +100,20 @@ pub fn prepare_query(
     dialect: Dialect,
     audit: bool,
 ) -> Result<(ModelQuery, Vec<Diagnostic>), Vec<Diagnostic>> {
-    let tokens = macros::fold_macros(tokens, file, audit)?;
-    let normalized = canonical::normalize_tokens(&tokens);
-    let significant: Vec<&TokenWithSpan> = normalized
+    // one pass on the hot path: fold macros and normalize case, then hand the tokens to the
+    // parser; the original-case tokens are rebuilt only when the fallback needs them
+    let normalized = canonical::normalize_tokens_owned(macros::fold_macros(tokens, file, audit)?);
+    let mut significant = normalized
         .iter()
-        .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::SemiColon))
-        .collect();
-    let span = match (significant.first(), significant.last()) {
+        .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::SemiColon));
+    let span = match (significant.next(), significant.last()) {
         (Some(a), Some(b)) => a.span.union(&b.span),
+        (Some(a), None) => a.span,
         _ => Span::empty(),
     };
     let d = dialect.parser();
     let parsed = Parser::new(d.as_ref())
-        .with_tokens_with_locations(normalized.clone())
+        .with_tokens_with_locations(normalized)
         .parse_statements();
     match parsed {
         Ok(mut stmts) => {
@@ -145,7 +146,8 @@ pub fn prepare_query(
                 .to_string()
                 .trim_start_matches("sql parser error: ")
                 .to_string();
-            let canonical = canonical::fallback_canonical(&normalized);
+            let tokens = macros::fold_macros(tokens, file, audit)?;
+            let canonical = canonical::fallback_canonical(&canonical::normalize_tokens(&tokens));
             let at = error_position(&parser_error)
                 .map(|(l, c)| Location::new(file, (l, c), (l, c + 1)))
                 .unwrap_or_else(|| Location::from_span(file, span));
