@@ -251,7 +251,13 @@ pub fn count_views(db: &Path, schema: &str) -> Result<i64> {
 }
 
 /// `Ok(())` when `schema` of the tool's database holds exactly `n` views.
-fn verify_views(w: &Workload, dir: &Path, schema: &str, n: usize, after: &str) -> Result<(), Measured> {
+fn verify_views(
+    w: &Workload,
+    dir: &Path,
+    schema: &str,
+    n: usize,
+    after: &str,
+) -> Result<(), Measured> {
     let db = dir.join(w.database);
     match count_views(&db, schema) {
         Ok(count) if count == n as i64 => Ok(()),
@@ -618,10 +624,7 @@ mod tests {
         assert_eq!(fmt_ratio(&timed_out, &t(2000)), "> 300×");
         assert_eq!(fmt_ratio(&t(20), &timed_out), "—");
         assert_eq!(fmt_measured(&timed_out), "timed out (> 600 s)");
-        assert_eq!(
-            fmt_measured(&Measured::Skipped { reason: "x".into() }),
-            "—"
-        );
+        assert_eq!(fmt_measured(&Measured::Skipped { reason: "x".into() }), "—");
         assert_eq!(fmt_count(100), "100");
         assert_eq!(fmt_count(2000), "2,000");
         assert_eq!(fmt_count(1234567), "1,234,567");
@@ -630,7 +633,10 @@ mod tests {
     #[test]
     fn median_of_samples() {
         let m = Measured::from_samples(
-            [30, 10, 20].iter().map(|&x| Duration::from_millis(x)).collect(),
+            [30, 10, 20]
+                .iter()
+                .map(|&x| Duration::from_millis(x))
+                .collect(),
         );
         assert_eq!(m.time(), Some(Duration::from_millis(20)));
         assert!(matches!(
@@ -675,10 +681,7 @@ mod tests {
         assert_eq!(lines[3], "| 2,000 | no-op plan (dev) | 25.0 ms | — | — |");
         assert_eq!(lines[4], "| 2,000 | promotion to prod | 150.0 ms | — | — |");
         assert_eq!(lines[5], "");
-        assert_eq!(
-            lines[8],
-            "| 2,000 | 2.00 s | 1.60 s | 800.0 ms | 1.25× |"
-        );
+        assert_eq!(lines[8], "| 2,000 | 2.00 s | 1.60 s | 800.0 ms | 1.25× |");
         // every row of a table has the same number of cells as its header
         for block in md.split("\n\n") {
             let cells: Vec<usize> = block.lines().map(|l| l.matches('|').count()).collect();
@@ -688,8 +691,14 @@ mod tests {
         assert_eq!(notes.len(), 2);
         assert!(notes[0].contains("SQLMesh no-op plan: not run"));
         let j = to_json(&results, json!({}));
-        assert_eq!(j["results"][0]["sqlmesh"]["cold_apply_dev"]["status"], "timed_out");
-        assert_eq!(j["results"][0]["efmesh"]["noop_plan_dev"]["median_ms"], 25.0);
+        assert_eq!(
+            j["results"][0]["sqlmesh"]["cold_apply_dev"]["status"],
+            "timed_out"
+        );
+        assert_eq!(
+            j["results"][0]["efmesh"]["noop_plan_dev"]["median_ms"],
+            25.0
+        );
     }
 
     #[test]

@@ -110,8 +110,9 @@ pub fn run(n: usize, target: Target<'_>) -> Result<Duration> {
     let sql = floor_sql(n);
     let start = Instant::now();
     let mut conn = match target {
-        Target::File(path) => duckdb::Connection::open(path)
-            .with_context(|| format!("opening {}", path.display()))?,
+        Target::File(path) => {
+            duckdb::Connection::open(path).with_context(|| format!("opening {}", path.display()))?
+        }
         Target::Memory => duckdb::Connection::open_in_memory().context("opening :memory:")?,
     };
     for stmt in sql.schemas.iter().chain(&sql.tables) {
@@ -134,11 +135,12 @@ pub fn run(n: usize, target: Target<'_>) -> Result<Duration> {
                 |r| r.get(0),
             )
             .context("floor: reading back the last view")?;
-        anyhow::ensure!(rows == 1000, "floor: last view has {rows} rows, expected 1000");
+        anyhow::ensure!(
+            rows == 1000,
+            "floor: last view has {rows} rows, expected 1000"
+        );
     }
-    conn.close()
-        .map_err(|(_, e)| e)
-        .context("floor: closing")?;
+    conn.close().map_err(|(_, e)| e).context("floor: closing")?;
     Ok(start.elapsed())
 }
 
@@ -204,11 +206,9 @@ mod tests {
         run(12, Target::File(&path)).unwrap();
         let conn = duckdb::Connection::open(&path).unwrap();
         let (n, sum): (i64, f64) = conn
-            .query_row(
-                "SELECT count(*), sum(v) FROM dev__bench.m_00011",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+            .query_row("SELECT count(*), sum(v) FROM dev__bench.m_00011", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
             .unwrap();
         // chain 10..11 off the root: v + 10 + 11
         assert_eq!((n, sum), (1000, 499_500.0 + 21_000.0));

@@ -2,6 +2,8 @@
 //! processes on them, so performance claims (and later efmesh-vs-SQLMesh
 //! comparisons) come from a reproducible harness rather than ad-hoc runs.
 
+mod compare;
+mod floor;
 mod generate;
 mod timing;
 
@@ -30,6 +32,44 @@ enum Cmd {
     Generate(GenerateArgs),
     /// Time `efmesh -C DIR check` on a freshly generated project.
     Check(CheckArgs),
+    /// Time cold plan+apply, no-op plan and promotion for efmesh and SQLMesh,
+    /// next to raw DuckDB running the same statements (the floor).
+    Compare(CompareArgs),
+}
+
+/// Arguments of `compare`.
+#[derive(Debug, Args)]
+struct CompareArgs {
+    /// Project sizes, comma-separated (e.g. `100,500,2000`).
+    #[arg(long, value_delimiter = ',', required = true, value_parser = compare::parse_models)]
+    models: Vec<usize>,
+    /// Timed runs of the no-op plan, the promotion (each on a restored copy)
+    /// and the floor; the median is reported. The cold apply runs once.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
+    /// Runs for SQLMesh's no-op plan and promotion [default: --runs].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    sqlmesh_runs: Option<u32>,
+    /// efmesh executable [default: `efmesh` next to this binary, else on PATH].
+    #[arg(long)]
+    efmesh: Option<PathBuf>,
+    /// SQLMesh executable [default: `sqlmesh` on PATH; SQLMesh is skipped if absent].
+    #[arg(long)]
+    sqlmesh: Option<PathBuf>,
+    /// Do not run SQLMesh for sizes above N.
+    #[arg(long, value_name = "N")]
+    skip_sqlmesh_above: Option<usize>,
+    /// Per-command limit in seconds; a command exceeding it is killed and
+    /// recorded as timed out (and SQLMesh is not tried at larger sizes).
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout_secs: u64,
+    /// Directory for the generated projects [default: a temp dir, removed
+    /// afterwards]; must not exist yet, and is kept.
+    #[arg(long)]
+    work_dir: Option<PathBuf>,
+    /// Print one JSON object instead of the markdown tables.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Arguments of `generate`.
@@ -71,6 +111,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Cmd::Generate(args) => cmd_generate(args),
         Cmd::Check(args) => cmd_check(args),
+        Cmd::Compare(args) => cmd_compare(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -127,6 +168,128 @@ fn cmd_check(args: CheckArgs) -> Result<()> {
         args.json,
     );
     Ok(())
+}
+
+/// `compare`: for every size, fresh projects per tool, time the three
+/// operations for each tool plus the floor, then print tables (or JSON).
+fn cmd_compare(args: CompareArgs) -> Result<()> {
+    use compare::{Options, SizeResult, ToolResult, Workload};
+
+    let efmesh = resolve_efmesh(args.efmesh.as_deref())?;
+    let sqlmesh = match &args.sqlmesh {
+        Some(path) => Some(path.clone()),
+        None => find_on_path("sqlmesh"),
+    };
+    let runs = args.runs as usize;
+    let sqlmesh_runs = args.sqlmesh_runs.unwrap_or(args.runs) as usize;
+    let opts = Options {
+        timeout: std::time::Duration::from_secs(args.timeout_secs),
+        floor_runs: runs,
+    };
+    let (_tmp, work) = match &args.work_dir {
+        Some(dir) => {
+            if dir.exists() {
+                bail!("--work-dir {} already exists", dir.display());
+            }
+            std::fs::create_dir_all(dir)?;
+            (None, dir.clone())
+        }
+        None => {
+            let tmp = tempfile::Builder::new()
+                .prefix("efmesh-bench-compare-")
+                .tempdir()
+                .context("creating temp work dir")?;
+            let path = tmp.path().to_path_buf();
+            (Some(tmp), path)
+        }
+    };
+
+    let ef = Workload::efmesh(efmesh.clone(), runs);
+    let sm = sqlmesh.clone().map(|p| Workload::sqlmesh(p, sqlmesh_runs));
+    let mut sqlmesh_timed_out_at = None;
+    let mut results = vec![];
+    for &n in &args.models {
+        eprintln!("== {n} models ==");
+        let base = work.join(format!("n{n}"));
+        let ef_dir = base.join("efmesh");
+        compare::fresh_project(&ef_dir, n)?;
+        let efmesh_result = compare::run_tool(&ef, &ef_dir, n, &opts)?;
+
+        let sqlmesh_result = match compare::sqlmesh_gate(
+            n,
+            sm.is_some(),
+            args.skip_sqlmesh_above,
+            sqlmesh_timed_out_at,
+        ) {
+            Err(reason) => ToolResult::skipped(&reason),
+            Ok(()) => {
+                let sm = sm.as_ref().expect("gated on availability");
+                let sm_dir = base.join("sqlmesh");
+                compare::fresh_project(&sm_dir, n)?;
+                let r = compare::run_tool(sm, &sm_dir, n, &opts)?;
+                if compare::any_timed_out(&r) {
+                    sqlmesh_timed_out_at = Some(n);
+                }
+                r
+            }
+        };
+
+        let floor_file = compare::run_floor(n, opts.floor_runs, &base, false);
+        let floor_memory = compare::run_floor(n, opts.floor_runs, &base, true);
+        results.push(SizeResult {
+            models: n,
+            efmesh: efmesh_result,
+            sqlmesh: sqlmesh_result,
+            floor_file,
+            floor_memory,
+        });
+        if args.work_dir.is_none() {
+            std::fs::remove_dir_all(&base).ok();
+        }
+    }
+
+    let command_line = std::env::args().collect::<Vec<_>>().join(" ");
+    if args.json {
+        let meta = serde_json::json!({
+            "command": command_line,
+            "efmesh": efmesh.display().to_string(),
+            "sqlmesh": sqlmesh.as_ref().map(|p| p.display().to_string()),
+            "runs": runs,
+            "sqlmesh_runs": sqlmesh_runs,
+            "timeout_s": args.timeout_secs,
+        });
+        println!("{}", compare::to_json(&results, meta));
+    } else {
+        println!("`{command_line}`\n");
+        println!(
+            "efmesh: {}; SQLMesh: {}. Cold apply: one run. No-op plan and promotion: median of {runs} \
+             (SQLMesh: {sqlmesh_runs}); every promotion on a fresh copy of the post-dev project. \
+             Floor: median of {runs}. Timeout {} s per command.\n",
+            efmesh.display(),
+            sqlmesh
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "not found".into()),
+            args.timeout_secs
+        );
+        print!("{}", compare::markdown(&results));
+        let notes = compare::notes(&results);
+        if !notes.is_empty() {
+            println!("\nNotes:\n");
+            for note in notes {
+                println!("- {}", note.replace('\n', "\n  "));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// First `name` on `PATH`, if any.
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let exe_name = format!("{name}{}", std::env::consts::EXE_SUFFIX);
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(&exe_name))
+        .find(|candidate| candidate.is_file())
 }
 
 /// Print a finished measurement, either human-readable (min/median/max plus a
@@ -230,6 +393,66 @@ mod tests {
         assert!(
             Cli::try_parse_from(["efmesh-bench", "check", "--models", "3", "--runs", "0"]).is_err()
         );
+    }
+
+    #[test]
+    fn compare_args() {
+        let cli = Cli::try_parse_from([
+            "efmesh-bench",
+            "compare",
+            "--models",
+            "100,500,2_000",
+            "--sqlmesh",
+            "/x/sqlmesh",
+            "--skip-sqlmesh-above",
+            "500",
+            "--json",
+        ])
+        .unwrap();
+        let Cmd::Compare(args) = cli.command else {
+            panic!("expected compare")
+        };
+        assert_eq!(args.models, [100, 500, 2000]);
+        assert_eq!(args.runs, 5);
+        assert_eq!(args.sqlmesh_runs, None);
+        assert_eq!(args.timeout_secs, 600);
+        assert_eq!(args.sqlmesh, Some(PathBuf::from("/x/sqlmesh")));
+        assert_eq!(args.skip_sqlmesh_above, Some(500));
+        assert!(args.json);
+
+        let cli = Cli::try_parse_from([
+            "efmesh-bench",
+            "compare",
+            "--models",
+            "7",
+            "--runs",
+            "3",
+            "--timeout-secs",
+            "5",
+        ])
+        .unwrap();
+        let Cmd::Compare(args) = cli.command else {
+            panic!("expected compare")
+        };
+        assert_eq!((args.models, args.runs, args.timeout_secs), (vec![7], 3, 5));
+        assert!(!args.json);
+
+        for bad in [
+            &["efmesh-bench", "compare"][..],
+            &["efmesh-bench", "compare", "--models", "0"],
+            &["efmesh-bench", "compare", "--models", "100,x"],
+            &["efmesh-bench", "compare", "--models", "100", "--runs", "0"],
+            &[
+                "efmesh-bench",
+                "compare",
+                "--models",
+                "100",
+                "--timeout-secs",
+                "0",
+            ],
+        ] {
+            assert!(Cli::try_parse_from(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -122,6 +122,40 @@ fn build_statement(
     }
 }
 
+/// Refuse, before anything runs, a plan that needs capabilities the engine lacks.
+fn check_capabilities(project: &Project, plan: &Plan, engine: &dyn Engine) -> Result<(), Error> {
+    use crate::engine::EngineFeature;
+    use efmesh_core::model::ExternalSource;
+    for a in &plan.actions {
+        let Some(i) = project.index_of(&a.model) else {
+            continue;
+        };
+        let m = &project.models[i];
+        let needs = match &m.kind {
+            Kind::Seed { .. } => Some(EngineFeature::FileSources),
+            Kind::External {
+                source: ExternalSource::Files { .. } | ExternalSource::Url { .. },
+            } => Some(EngineFeature::FileSources),
+            _ if m.target == efmesh_core::model::Target::Parquet => {
+                Some(EngineFeature::ParquetTarget)
+            }
+            _ if m.target == efmesh_core::model::Target::Ducklake => Some(EngineFeature::DuckLake),
+            _ => None,
+        };
+        if let Some(feature) = needs {
+            if !engine.supports(feature) {
+                return Err(EngineError::Feature {
+                    engine: engine.name(),
+                    feature,
+                    detail: format!("model `{}` ({}) needs it", m.name, m.file),
+                }
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Build what `plan` needs and promote it into its environment.
 pub fn apply_plan(
     project: &Project,
@@ -131,6 +165,7 @@ pub fn apply_plan(
     opts: &ApplyOptions,
 ) -> Result<ApplyOutcome, Error> {
     let now = opts.now.unwrap_or_else(Utc::now);
+    check_capabilities(project, plan, engine)?;
     let start_statements = engine.statements_issued();
     state.record_snapshots(&plan.new_snapshots)?;
 
@@ -238,4 +273,65 @@ pub fn apply_plan(
         promoted: true,
         statements: engine.statements_issued() - start_statements,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EngineFeature;
+
+    /// An engine without file access: the only stand-in in this crate, because no real engine
+    /// that lacks the capability is wired up yet.
+    struct NoFiles;
+    impl Engine for NoFiles {
+        fn name(&self) -> &'static str {
+            "NoFiles"
+        }
+        fn supports(&self, f: EngineFeature) -> bool {
+            f != EngineFeature::FileSources
+        }
+        fn transaction(&mut self, _: &str, _: &[String]) -> Result<(), EngineError> {
+            panic!("nothing may run")
+        }
+        fn execute(&mut self, _: &str, _: &str) -> Result<(), EngineError> {
+            panic!("nothing may run")
+        }
+        fn statements_issued(&self) -> u64 {
+            0
+        }
+    }
+
+    #[test]
+    fn a_missing_capability_fails_before_anything_runs() {
+        let sources = efmesh_core::project::ProjectSources {
+            config: efmesh_core::config::Config::defaults("t"),
+            models: vec![efmesh_core::project::SourceText {
+                path: "models/s.sql".into(),
+                text: "MODEL (name s.seed, kind SEED (path 's.csv'));".into(),
+            }],
+            audits: vec![],
+            external_models: None,
+        };
+        let loaded = efmesh_core::project::load(&sources, &mut |_| Ok(b"a,b\n1,2\n".to_vec()));
+        let project = loaded.project.unwrap();
+        let pointers = Default::default();
+        let snaps = Default::default();
+        let built = Default::default();
+        let plan = efmesh_core::plan::plan(
+            &project,
+            "dev",
+            efmesh_core::plan::PlanState {
+                pointers: &pointers,
+                snapshots: &snaps,
+                built: &built,
+            },
+        )
+        .unwrap();
+        let err = check_capabilities(&project, &plan, &NoFiles).unwrap_err();
+        assert!(
+            err.to_string().contains("NoFiles cannot FileSources"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("s.seed"), "{err}");
+    }
 }

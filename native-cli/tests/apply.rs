@@ -483,3 +483,44 @@ fn init_scaffolds_a_project_that_applies() {
         .code(1)
         .stderr(predicate::str::contains("already holds"));
 }
+
+#[test]
+fn a_no_op_plan_never_reads_stored_payloads() {
+    let p = project(&[RAW, MID, TOP]);
+    apply_json(p.path(), "dev");
+    // garble every stored payload: a no-op plan must not need them
+    let c = rusqlite::Connection::open(p.path().join("efmesh.state.sqlite")).unwrap();
+    c.execute("UPDATE snapshots SET payload = 'not json'", [])
+        .unwrap();
+    let applied_by: String = c
+        .query_row(
+            "SELECT applied_by FROM plans ORDER BY id DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        applied_by,
+        efmesh::apply::os_user(),
+        "the journal records who applied"
+    );
+    drop(c);
+    let out = efmesh(p.path())
+        .args(["plan", "dev", "--json"])
+        .assert()
+        .success();
+    assert_eq!(json(&out.get_output().stdout)["hasChanges"], false);
+    // a real change does read them, and a broken one is reported as corrupt state
+    write(
+        p.path(),
+        (
+            "models/mid.sql",
+            "MODEL (name s.mid, kind FULL);\nSELECT id, v FROM s.raw WHERE id < 2",
+        ),
+    );
+    efmesh(p.path())
+        .args(["plan", "dev"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("corrupt"));
+}

@@ -171,4 +171,29 @@ mod tests {
             vec![Some("0".into())]
         );
     }
+
+    #[test]
+    fn settings_apply_at_startup_and_bad_ones_are_named() {
+        let text = "[engine]\nduckdb = \":memory:\"\n[engine.settings]\nthreads = 1\nmemory_limit = \"512MB\"\n";
+        let cfg = efmesh_core::config::Config::parse("efmesh.toml", text, &|_| None)
+            .unwrap()
+            .engine;
+        let mut e = DuckDbEngine::open(Path::new("/tmp"), ":memory:", &cfg).unwrap();
+        assert_eq!(
+            e.query_strings("SELECT current_setting('threads')::VARCHAR")
+                .unwrap(),
+            vec![Some("1".into())]
+        );
+        let bad = efmesh_core::config::Config::parse(
+            "efmesh.toml",
+            "[engine.settings]\nthreds = 1\n",
+            &|_| None,
+        )
+        .unwrap()
+        .engine;
+        let err = DuckDbEngine::open(Path::new("/tmp"), ":memory:", &bad)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("setting `threds`"), "{err}");
+    }
 }
