@@ -119,9 +119,33 @@ pub fn seed_path(model_file: &str, seed: &str) -> String {
     parts.join("/")
 }
 
+/// One model file parsed on its own: the model (when its block is usable) and its diagnostics.
+pub type ParsedFile = (Option<Model>, Vec<Diagnostic>);
+
+/// Parse every model file of `sources`, in order. Files are independent, so a caller with
+/// threads may instead parse them in parallel with [`model::parse_model_file`] and call
+/// [`load_parsed`].
+pub fn parse_models(sources: &ProjectSources) -> Vec<ParsedFile> {
+    let dialect = sources.config.dialect();
+    sources
+        .models
+        .iter()
+        .map(|src| model::parse_model_file(&src.path, &src.text, dialect))
+        .collect()
+}
+
 /// Load and check a project. `read_seed` reads a project-relative file.
 pub fn load(
     sources: &ProjectSources,
+    read_seed: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
+) -> Loaded {
+    load_parsed(sources, parse_models(sources), read_seed)
+}
+
+/// [`load`], with the model files already parsed (one entry per `sources.models` entry).
+pub fn load_parsed(
+    sources: &ProjectSources,
+    parsed: Vec<ParsedFile>,
     read_seed: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
 ) -> Loaded {
     let dialect = sources.config.dialect();
@@ -129,8 +153,7 @@ pub fn load(
     let mut models: Vec<Model> = vec![];
     let mut failed_files = false;
 
-    for src in &sources.models {
-        let (m, d) = model::parse_model_file(&src.path, &src.text, dialect);
+    for (m, d) in parsed {
         failed_files |= m.is_none() || d.iter().any(|d| d.is_error());
         diags.extend(d);
         models.extend(m);
