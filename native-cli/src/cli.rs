@@ -164,6 +164,26 @@ fn apply_command(
     explain: bool,
     json: bool,
 ) -> ExitCode {
+    // nothing changed since the last load: answer without parsing the project
+    match crate::plan_if_unchanged(dir, env) {
+        Ok(Some(plan)) => {
+            if json {
+                print_json(ApplyJson {
+                    env,
+                    applied: true,
+                    plan: crate::plan_view::PlanJson::of(&plan),
+                    built: &[],
+                    promoted: false,
+                    statements: 0,
+                });
+            } else {
+                print!("{}", crate::plan_view::render(&plan, explain, false));
+            }
+            return ExitCode::SUCCESS;
+        }
+        Ok(None) => {}
+        Err(e) => return fail(e, json),
+    }
     let p = match Efmesh::open(dir) {
         Ok(p) => p,
         Err(e) => return fail(e, json),
@@ -383,7 +403,9 @@ pub fn run(cli: Cli) -> ExitCode {
                 ExitCode::SUCCESS
             }
         },
-        Command::Plan { env, explain, json } => match Efmesh::open(&dir).and_then(|p| p.plan(&env))
+        Command::Plan { env, explain, json } => match crate::plan_if_unchanged(&dir, &env)
+            .transpose()
+            .unwrap_or_else(|| Efmesh::open(&dir).and_then(|p| p.plan(&env)))
         {
             Err(e) => fail(e, json),
             Ok(plan) => {

@@ -24,7 +24,7 @@ const FILES: &[(&str, &str)] = &[
         "models/mart/customers.sql",
         "MODEL (\n  name mart.customers,\n  kind FULL,\n  grain customer_id,\n  columns (customer_id BIGINT, orders BIGINT, lifetime_value DOUBLE)\n);\n\nSELECT customer_id, count(*) AS orders, sum(amount) AS lifetime_value\nFROM stg.orders\nGROUP BY customer_id\n",
     ),
-    (".gitignore", "efmesh.duckdb*\nefmesh.state.sqlite*\n"),
+    (".gitignore", "efmesh.duckdb*\nefmesh.state.sqlite*\n.efmesh/\n"),
 ];
 
 /// Scaffold a project in `dir` (created if missing). Refuses to overwrite an existing project.

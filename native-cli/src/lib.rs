@@ -34,6 +34,7 @@ pub mod engine;
 pub mod error;
 pub mod init;
 pub mod janitor;
+pub mod plan_cache;
 pub mod plan_view;
 pub mod report;
 pub mod state;
@@ -149,16 +150,9 @@ fn process_env(name: &str) -> Option<String> {
 /// reported as diagnostics in the [`CheckReport`].
 pub fn check(dir: &Path) -> Result<CheckReport, Error> {
     let root = discover::find_root(dir)?;
-    let read = |rel: &str| -> Result<String, Error> {
-        let p = root.join(rel);
-        std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))
-    };
-    let mut files = BTreeMap::new();
-    let config_text = read(CONFIG_FILE)?;
-    files.insert(CONFIG_FILE.to_string(), config_text.clone());
-    let config = match Config::parse(CONFIG_FILE, &config_text, &process_env) {
-        Ok(c) => c,
-        Err(diagnostics) => {
+    let (config_text, sources) = match read_sources(&root)? {
+        Ok(s) => s,
+        Err((diagnostics, files)) => {
             return Ok(CheckReport {
                 root,
                 diagnostics,
@@ -167,28 +161,7 @@ pub fn check(dir: &Path) -> Result<CheckReport, Error> {
             })
         }
     };
-    let mut sources = ProjectSources {
-        config: config.clone(),
-        models: vec![],
-        audits: vec![],
-        external_models: None,
-    };
-    for path in discover::matching_files(&root, &config.model_globs)? {
-        let text = read(&path)?;
-        sources.models.push(SourceText { path, text });
-    }
-    for path in discover::matching_files(&root, &config.audit_globs)? {
-        let text = read(&path)?;
-        sources.audits.push(SourceText { path, text });
-    }
-    if root.join(EXTERNAL_MODELS_FILE).is_file() {
-        let text = read(EXTERNAL_MODELS_FILE)?;
-
-        sources.external_models = Some(SourceText {
-            path: EXTERNAL_MODELS_FILE.into(),
-            text,
-        });
-    }
+    let mut files = BTreeMap::from([(CONFIG_FILE.to_string(), config_text.clone())]);
     let mut read_seed = |rel: &str| std::fs::read(root.join(rel)).map_err(|e| e.to_string());
     let parsed = parse_parallel(&sources);
     let loaded = project::load_parsed(&sources, parsed, &mut read_seed);
@@ -206,6 +179,9 @@ pub fn check(dir: &Path) -> Result<CheckReport, Error> {
         .chain(&sources.external_models);
     for src in all.filter(|s| mentioned.contains(s.path.as_str())) {
         files.insert(src.path.clone(), src.text.clone());
+    }
+    if let Some(p) = &loaded.project {
+        plan_cache::remember(&root, &config_text, &sources, p);
     }
     Ok(CheckReport {
         root,
@@ -454,4 +430,65 @@ fn parse_parallel(sources: &ProjectSources) -> Vec<project::ParsedFile> {
             .flat_map(|h| h.join().expect("a parser thread panicked"))
             .collect()
     })
+}
+
+/// A config that failed to parse: its diagnostics and the text to render them.
+type ConfigFailure = (Vec<Diagnostic>, BTreeMap<String, String>);
+
+/// Read `efmesh.toml` and every project file it selects.
+fn read_sources(root: &Path) -> Result<Result<(String, ProjectSources), ConfigFailure>, Error> {
+    let read = |rel: &str| -> Result<String, Error> {
+        let p = root.join(rel);
+        std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))
+    };
+    let config_text = read(CONFIG_FILE)?;
+    let config = match Config::parse(CONFIG_FILE, &config_text, &process_env) {
+        Ok(c) => c,
+        Err(diagnostics) => {
+            return Ok(Err((
+                diagnostics,
+                BTreeMap::from([(CONFIG_FILE.to_string(), config_text)]),
+            )))
+        }
+    };
+    let mut sources = ProjectSources {
+        config: config.clone(),
+        models: vec![],
+        audits: vec![],
+        external_models: None,
+    };
+    for path in discover::matching_files(root, &config.model_globs)? {
+        let text = read(&path)?;
+        sources.models.push(SourceText { path, text });
+    }
+    for path in discover::matching_files(root, &config.audit_globs)? {
+        let text = read(&path)?;
+        sources.audits.push(SourceText { path, text });
+    }
+    if root.join(EXTERNAL_MODELS_FILE).is_file() {
+        let text = read(EXTERNAL_MODELS_FILE)?;
+        sources.external_models = Some(SourceText {
+            path: EXTERNAL_MODELS_FILE.into(),
+            text,
+        });
+    }
+    Ok(Ok((config_text, sources)))
+}
+
+/// The no-op plan for `env`, answered from the project cache without parsing any model, when
+/// no input file changed since the last full load and the environment serves exactly the
+/// cached versions. `None` means "compute the plan" (the cache never decides a change).
+pub fn plan_if_unchanged(dir: &Path, env: &str) -> Result<Option<Plan>, Error> {
+    let root = discover::find_root(dir)?;
+    if naming::validate_env(env).is_err() {
+        return Ok(None);
+    }
+    let Ok((config_text, sources)) = read_sources(&root)? else {
+        return Ok(None);
+    };
+    let Some(models) = plan_cache::lookup(&root, &config_text, &sources) else {
+        return Ok(None);
+    };
+    let pointers = open_state(&root, &sources.config)?.environment(env)?;
+    Ok(plan_cache::noop_plan(env, &models, &pointers))
 }

@@ -524,3 +524,84 @@ fn a_no_op_plan_never_reads_stored_payloads() {
         .code(1)
         .stderr(predicate::str::contains("corrupt"));
 }
+
+fn plan_out(dir: &Path, env: &str) -> (Value, String) {
+    let out = efmesh(dir)
+        .args(["--log-level", "debug", "plan", env, "--json"])
+        .assert()
+        .success();
+    let o = out.get_output();
+    (
+        json(&o.stdout),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    )
+}
+
+#[test]
+fn a_no_op_plan_is_answered_from_the_project_cache_with_the_same_answer() {
+    let p = project(&[RAW, MID, TOP, SIDE]);
+    apply_json(p.path(), "dev");
+    let (cached, log) = plan_out(p.path(), "dev");
+    assert!(
+        log.contains("plan answered from the project cache"),
+        "{log}"
+    );
+    std::fs::remove_file(p.path().join(".efmesh/project-cache.json")).unwrap();
+    let (full, log) = plan_out(p.path(), "dev");
+    assert!(!log.contains("plan answered from the project cache"));
+    assert_eq!(cached, full);
+    assert_eq!(full["hasChanges"], false);
+    // another environment does not serve these versions: the cache does not answer
+    let (prod, _) = plan_out(p.path(), "prod");
+    assert_eq!(prod["hasChanges"], true);
+    // a no-op apply takes the same path
+    let out = efmesh(p.path())
+        .args(["apply", "dev", "--json"])
+        .assert()
+        .success();
+    assert_eq!(json(&out.get_output().stdout)["applied"], true);
+}
+
+#[test]
+fn any_input_change_misses_the_project_cache() {
+    let seed = ("models/seed.sql", "MODEL (name s.seed, kind SEED (path '../seeds/s.csv'), columns (k VARCHAR), audits (mine));");
+    let audit = (
+        "audits/mine.sql",
+        "AUDIT (name mine);\nSELECT * FROM @this_model WHERE k IS NULL",
+    );
+    let p = project(&[RAW, MID, seed, audit, ("seeds/s.csv", "k\na\n")]);
+    apply_json(p.path(), "dev");
+    assert_eq!(plan_out(p.path(), "dev").0["hasChanges"], false);
+    // a model edit
+    write(
+        p.path(),
+        (
+            "models/mid.sql",
+            "MODEL (name s.mid, kind FULL);\nSELECT id, v FROM s.raw WHERE id < 4",
+        ),
+    );
+    assert_eq!(plan_out(p.path(), "dev").0["hasChanges"], true);
+    write(p.path(), MID);
+    let (v, log) = plan_out(p.path(), "dev");
+    assert_eq!(v["hasChanges"], false);
+    assert!(
+        !log.contains("from the project cache"),
+        "the reverted file is new to the cache"
+    );
+    // a seed edit
+    write(p.path(), ("seeds/s.csv", "k\nb\n"));
+    assert_eq!(plan_out(p.path(), "dev").0["hasChanges"], true);
+    write(p.path(), ("seeds/s.csv", "k\na\n"));
+    assert_eq!(plan_out(p.path(), "dev").0["hasChanges"], false);
+    // an audit file the project needs goes away: an error, never "no changes"
+    std::fs::remove_file(p.path().join("audits/mine.sql")).unwrap();
+    efmesh(p.path())
+        .args(["plan", "dev"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("unknown audit `mine`"));
+    // a garbled cache is ignored
+    write(p.path(), audit);
+    std::fs::write(p.path().join(".efmesh/project-cache.json"), "{not json").unwrap();
+    assert_eq!(plan_out(p.path(), "dev").0["hasChanges"], false);
+}
