@@ -649,6 +649,37 @@ impl Visitor for Checker<'_, '_> {
     }
 }
 
+/// Whether any SELECT in the query projects `*` or `t.*`, whose width follows its sources:
+/// such a model's output changes when a parent gains a column.
+pub fn has_wildcard(query: &Query) -> bool {
+    struct Finder(bool);
+    impl Visitor for Finder {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+            fn body(s: &SetExpr) -> bool {
+                match s {
+                    SetExpr::Select(sel) => sel.projection.iter().any(|p| {
+                        matches!(
+                            p,
+                            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
+                        )
+                    }),
+                    SetExpr::SetOperation { left, right, .. } => body(left) || body(right),
+                    _ => false,
+                }
+            }
+            if body(&q.body) {
+                self.0 = true;
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut f = Finder(false);
+    let _ = query.visit(&mut f);
+    f.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -746,35 +777,4 @@ mod tests {
             vec!["case_id@1:57"]
         );
     }
-}
-
-/// Whether any SELECT in the query projects `*` or `t.*`, whose width follows its sources:
-/// such a model's output changes when a parent gains a column.
-pub fn has_wildcard(query: &Query) -> bool {
-    struct Finder(bool);
-    impl Visitor for Finder {
-        type Break = ();
-        fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
-            fn body(s: &SetExpr) -> bool {
-                match s {
-                    SetExpr::Select(sel) => sel.projection.iter().any(|p| {
-                        matches!(
-                            p,
-                            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
-                        )
-                    }),
-                    SetExpr::SetOperation { left, right, .. } => body(left) || body(right),
-                    _ => false,
-                }
-            }
-            if body(&q.body) {
-                self.0 = true;
-                return ControlFlow::Break(());
-            }
-            ControlFlow::Continue(())
-        }
-    }
-    let mut f = Finder(false);
-    let _ = query.visit(&mut f);
-    f.0
 }

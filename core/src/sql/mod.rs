@@ -106,9 +106,9 @@ pub fn prepare_query(
     let mut significant = normalized
         .iter()
         .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::SemiColon));
-    let span = match (significant.next(), significant.last()) {
+    let first = significant.next();
+    let span = match (first, significant.next_back().or(first)) {
         (Some(a), Some(b)) => a.span.union(&b.span),
-        (Some(a), None) => a.span,
         _ => Span::empty(),
     };
     let d = dialect.parser();

@@ -68,18 +68,12 @@ fn parse_ts(s: &str) -> Option<DateTime<Utc>> {
 
 impl SqliteState {
     fn err(&self, e: rusqlite::Error) -> StateError {
-        StateError::Store {
-            location: self.location.clone(),
-            message: e.to_string(),
-        }
+        store_err(&self.location)(e)
     }
 
     fn connect(path: &Path) -> Result<(Connection, String), StateError> {
         let location = path.display().to_string();
-        let e = |e: rusqlite::Error| StateError::Store {
-            location: location.clone(),
-            message: e.to_string(),
-        };
+        let e = store_err(&location);
         let conn = Connection::open(path).map_err(e)?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(e)?;
         conn.pragma_update(None, "journal_mode", "WAL")
@@ -108,10 +102,7 @@ impl SqliteState {
                 |r| r.get::<_, i64>(0),
             )
             .map(|n| n > 0)
-            .map_err(|e| StateError::Store {
-                location: location.into(),
-                message: e.to_string(),
-            })?;
+            .map_err(store_err(location))?;
         if !has_meta {
             let tables: i64 = conn
                 .query_row(
@@ -119,10 +110,7 @@ impl SqliteState {
                     [],
                     |r| r.get(0),
                 )
-                .map_err(|e| StateError::Store {
-                    location: location.into(),
-                    message: e.to_string(),
-                })?;
+                .map_err(store_err(location))?;
             if tables > 0 {
                 return Err(StateError::Corrupt {
                     location: location.into(),
@@ -138,10 +126,7 @@ impl SqliteState {
                 |r| r.get(0),
             )
             .optional()
-            .map_err(|e| StateError::Store {
-                location: location.into(),
-                message: e.to_string(),
-            })?;
+            .map_err(store_err(location))?;
         match v.and_then(|v| v.parse().ok()) {
             Some(v) => Ok(Some(v)),
             None => Err(StateError::Corrupt {
@@ -157,27 +142,15 @@ impl SqliteState {
         let (mut conn, location) = Self::connect(path)?;
         match Self::version(&conn, &location)? {
             None => {
-                let e = |e: rusqlite::Error| StateError::Store {
-                    location: location.clone(),
-                    message: e.to_string(),
-                };
+                let e = store_err(&location);
                 let tx = conn
                     .transaction_with_behavior(TransactionBehavior::Immediate)
                     .map_err(e)?;
                 // another process may have bootstrapped it meanwhile
                 if Self::version(&tx, &location)?.is_none() {
-                    tx.execute_batch(
-                        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
-                    )
-                    .map_err(e)?;
-                    for m in MIGRATIONS {
-                        tx.execute_batch(m).map_err(e)?;
-                    }
-                    tx.execute(
-                        "INSERT INTO meta (key, value) VALUES ('state_version', ?1)",
-                        params![STATE_VERSION.to_string()],
-                    )
-                    .map_err(e)?;
+                    tx.execute_batch("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta (key, value) VALUES ('state_version', '0');")
+                        .map_err(e)?;
+                    run_migrations(&tx, 0).map_err(e)?;
                 }
                 tx.commit().map_err(e)?;
             }
@@ -214,10 +187,7 @@ impl SqliteState {
             }
             Some(v) => v,
         };
-        let e = |e: rusqlite::Error| StateError::Store {
-            location: location.clone(),
-            message: e.to_string(),
-        };
+        let e = store_err(&location);
         let backup: PathBuf = path.with_extension(format!(
             "v{from}.{}.bak",
             Utc::now().format("%Y%m%dT%H%M%S")
@@ -228,14 +198,7 @@ impl SqliteState {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(e)?;
-        for m in &MIGRATIONS[from as usize..STATE_VERSION as usize] {
-            tx.execute_batch(m).map_err(e)?;
-        }
-        tx.execute(
-            "UPDATE meta SET value = ?1 WHERE key = 'state_version'",
-            params![STATE_VERSION.to_string()],
-        )
-        .map_err(e)?;
+        run_migrations(&tx, from).map_err(e)?;
         tx.commit().map_err(e)?;
         Ok(MigrateReport {
             from,
@@ -245,15 +208,35 @@ impl SqliteState {
     }
 
     fn immediate(&mut self) -> Result<rusqlite::Transaction<'_>, StateError> {
-        let location = self.location.clone();
         self.conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| StateError::Store {
-                location,
-                message: e.to_string(),
-            })
+            .map_err(store_err(&self.location))
     }
 }
+
+/// Apply the migrations from version `from` up to [`STATE_VERSION`] inside `tx`: the one path
+/// both a new store's bootstrap and `efmesh migrate` take.
+fn run_migrations(tx: &rusqlite::Transaction<'_>, from: u32) -> rusqlite::Result<()> {
+    for m in &MIGRATIONS[from as usize..STATE_VERSION as usize] {
+        tx.execute_batch(m)?;
+    }
+    tx.execute(
+        "UPDATE meta SET value = ?1 WHERE key = 'state_version'",
+        params![STATE_VERSION.to_string()],
+    )?;
+    Ok(())
+}
+
+/// Map a SQLite error to a [`StateError`] naming the store.
+fn store_err(location: &str) -> impl Fn(rusqlite::Error) -> StateError + Copy + '_ {
+    move |e| StateError::Store {
+        location: location.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// `(fingerprint, name, physical_fingerprint, definition_hash, fingerprint_version, payload)`.
+type SnapshotRow = (String, String, String, String, u32, String);
 
 const REFERENCED: &str = "SELECT s.physical_fingerprint FROM environments e JOIN snapshots s ON s.fingerprint = e.fingerprint";
 
@@ -295,7 +278,7 @@ impl StateStore for SqliteState {
                  FROM snapshots WHERE fingerprint IN (SELECT value FROM json_each(?1))",
             )
             .map_err(|e| self.err(e))?;
-        let rows: Result<Vec<(String, String, String, String, u32, String)>, _> = stmt
+        let rows: Result<Vec<SnapshotRow>, _> = stmt
             .query_map(params![wanted], |r| {
                 Ok((
                     r.get(0)?,
@@ -352,10 +335,7 @@ impl StateStore for SqliteState {
     fn record_snapshots(&mut self, snapshots: &[NewSnapshot]) -> Result<(), StateError> {
         let now = ts(Utc::now());
         let location = self.location.clone();
-        let e = |e: rusqlite::Error| StateError::Store {
-            location: location.clone(),
-            message: e.to_string(),
-        };
+        let e = store_err(&location);
         let tx = self.immediate()?;
         {
             let mut stmt = tx
@@ -384,10 +364,7 @@ impl StateStore for SqliteState {
 
     fn pin_physics(&mut self, physical: &[(String, String)]) -> Result<(), StateError> {
         let location = self.location.clone();
-        let e = |e: rusqlite::Error| StateError::Store {
-            location: location.clone(),
-            message: e.to_string(),
-        };
+        let e = store_err(&location);
         let tx = self.immediate()?;
         for (fp, model) in physical {
             let claimed: Option<Option<String>> = tx
@@ -420,10 +397,7 @@ impl StateStore for SqliteState {
         at: DateTime<Utc>,
     ) -> Result<(), StateError> {
         let location = self.location.clone();
-        let e = |e: rusqlite::Error| StateError::Store {
-            location: location.clone(),
-            message: e.to_string(),
-        };
+        let e = store_err(&location);
         let tx = self.immediate()?;
         tx.execute(
             "INSERT INTO physics (physical_fingerprint, model, kind, built_at) VALUES (?1, ?2, ?3, ?4)
@@ -442,10 +416,7 @@ impl StateStore for SqliteState {
     ) -> Result<(), StateError> {
         let now = ts(journal.applied_at);
         let location = self.location.clone();
-        let e = |e: rusqlite::Error| StateError::Store {
-            location: location.clone(),
-            message: e.to_string(),
-        };
+        let e = store_err(&location);
         let tx = self.immediate()?;
         {
             let current: BTreeMap<String, Pointer> = {
@@ -530,10 +501,7 @@ impl StateStore for SqliteState {
         cutoff: DateTime<Utc>,
     ) -> Result<bool, StateError> {
         let location = self.location.clone();
-        let e = |e: rusqlite::Error| StateError::Store {
-            location: location.clone(),
-            message: e.to_string(),
-        };
+        let e = store_err(&location);
         let tx = self.immediate()?;
         let n = tx
             .execute(
@@ -551,10 +519,7 @@ impl StateStore for SqliteState {
 
     fn forget(&mut self, physical_fingerprint: &str, claimer: &str) -> Result<(), StateError> {
         let location = self.location.clone();
-        let e = |e: rusqlite::Error| StateError::Store {
-            location: location.clone(),
-            message: e.to_string(),
-        };
+        let e = store_err(&location);
         let tx = self.immediate()?;
         tx.execute(
             "DELETE FROM physics WHERE physical_fingerprint = ?1 AND claimed_by = ?2",
@@ -566,10 +531,7 @@ impl StateStore for SqliteState {
 
     fn release(&mut self, physical_fingerprint: &str, claimer: &str) -> Result<(), StateError> {
         let location = self.location.clone();
-        let e = |e: rusqlite::Error| StateError::Store {
-            location: location.clone(),
-            message: e.to_string(),
-        };
+        let e = store_err(&location);
         let tx = self.immediate()?;
         tx.execute("UPDATE physics SET claimed_by = NULL, claimed_at = NULL WHERE physical_fingerprint = ?1 AND claimed_by = ?2", params![physical_fingerprint, claimer])
             .map_err(e)?;
