@@ -605,3 +605,43 @@ fn any_input_change_misses_the_project_cache() {
     std::fs::write(p.path().join(".efmesh/project-cache.json"), "{not json").unwrap();
     assert_eq!(plan_out(p.path(), "dev").0["hasChanges"], false);
 }
+
+/// Run efmesh under a pseudo-terminal (util-linux `script`), answering the prompt with `answer`.
+fn at_a_terminal(dir: &Path, args: &str, answer: &str) -> std::process::Output {
+    use std::io::Write;
+    let bin = assert_cmd::cargo::cargo_bin("efmesh");
+    let mut child = std::process::Command::new("script")
+        .current_dir(dir)
+        .args(["-qec", &format!("{} {args}", bin.display()), "/dev/null"])
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux `script` runs efmesh under a terminal");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(answer.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn at_a_terminal_apply_asks_and_only_yes_applies() {
+    let p = project(&[RAW, MID]);
+    let out = at_a_terminal(p.path(), "apply dev --log-level warn", "n\n");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Apply this plan to `dev`? [y/N]"), "{text}");
+    assert!(text.contains("apply cancelled"), "{text}");
+    assert_eq!(
+        plan_out(p.path(), "dev").0["hasChanges"],
+        true,
+        "nothing was applied"
+    );
+    let out = at_a_terminal(p.path(), "apply dev --log-level warn", "y\n");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Applied to `dev`"), "{text}");
+    assert_eq!(plan_out(p.path(), "dev").0["hasChanges"], false);
+}
