@@ -26,6 +26,7 @@ pub mod dag;
 pub mod external_yaml;
 #[cfg(feature = "analysis")]
 pub mod fingerprint;
+pub mod interval;
 #[cfg(feature = "analysis")]
 pub mod model;
 #[cfg(feature = "analysis")]
@@ -38,7 +39,6 @@ pub mod project;
 pub mod sql;
 #[cfg(feature = "analysis")]
 pub mod suggest;
-#[cfg(feature = "analysis")]
 pub mod time;
 
 pub use diagnostic::{Diagnostic, Problem, Severity};

@@ -54,19 +54,7 @@ fn qualified((schema, table): (String, String)) -> String {
 /// The last complete interval edge before `now`: builds of time-range models cover
 /// `[start, this)` until incremental backfill lands.
 fn complete_until(m: &Model, now: DateTime<Utc>) -> NaiveDateTime {
-    use chrono::Timelike;
-    let t = now.naive_utc();
-    let day = t.date().and_hms_opt(0, 0, 0).expect("midnight exists");
-    match m.interval_unit {
-        Some(efmesh_core::model::IntervalUnit::Minute) => t
-            .with_second(0)
-            .and_then(|t| t.with_nanosecond(0))
-            .unwrap_or(day),
-        Some(efmesh_core::model::IntervalUnit::Hour) => {
-            day + chrono::Duration::hours(t.hour() as i64)
-        }
-        _ => day,
-    }
+    efmesh_core::interval::unit_of(m).floor(now.naive_utc())
 }
 
 fn model_start(project: &Project, m: &Model, end: NaiveDateTime) -> NaiveDateTime {

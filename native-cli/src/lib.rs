@@ -338,11 +338,7 @@ impl Efmesh {
                 .and_hms_opt(0, 0, 0)
                 .expect("midnight exists"),
         };
-        let step = match m.interval_unit {
-            Some(efmesh_core::model::IntervalUnit::Minute) => chrono::Duration::minutes(1),
-            Some(efmesh_core::model::IntervalUnit::Hour) => chrono::Duration::hours(1),
-            _ => chrono::Duration::days(1),
-        };
+        let step = efmesh_core::interval::unit_of(m).step();
         let end = match &opts.end {
             Some(e) => parse(e, "end")?,
             None => start + step,

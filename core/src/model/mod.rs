@@ -56,17 +56,7 @@ pub enum Answerable {
     Unobservable,
 }
 
-/// The granularity of a time-range model's intervals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IntervalUnit {
-    /// One-minute intervals.
-    Minute,
-    /// One-hour intervals.
-    Hour,
-    /// One-day intervals.
-    Day,
-}
+pub use crate::interval::IntervalUnit;
 
 /// One audit applied to a model: a built-in or a named AUDIT, with its arguments.
 #[derive(Debug, Clone, PartialEq, Serialize)]
