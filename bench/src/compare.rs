@@ -158,13 +158,14 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// efmesh: `apply dev --yes`, `plan dev`, `apply prod --yes`.
+    /// efmesh: `apply dev --yes`, `plan dev` (prints "No changes."),
+    /// `apply prod --yes`.
     pub fn efmesh(program: PathBuf, runs: usize) -> Workload {
         Workload {
             tool: Tool::efmesh(program),
             cold: vec!["apply", "dev", "--yes"],
             noop: vec!["plan", "dev"],
-            noop_marker: None,
+            noop_marker: Some("No changes."),
             promote: vec!["apply", "prod", "--yes"],
             database: "efmesh.duckdb",
             dev_schema: "dev__bench",
@@ -211,8 +212,8 @@ fn time_once(
 ) -> Result<std::result::Result<(Duration, String), Measured>> {
     eprintln!("  $ {}", w.tool.display_command(dir, args));
     match w.tool.run_timeout(dir, args, opts.timeout)? {
-        Timed::TimedOut(_) => {
-            eprintln!("    timed out after {:?}", opts.timeout);
+        Timed::TimedOut(after) => {
+            eprintln!("    timed out, killed after {}", fmt_duration(after));
             Ok(Err(Measured::TimedOut {
                 limit: opts.timeout,
             }))
@@ -515,33 +516,42 @@ pub fn markdown(results: &[SizeResult]) -> String {
     out
 }
 
-/// Failures and skips worth reading after the tables.
+/// Failures and skips worth reading after the tables. A tool whose three
+/// operations were all skipped for the same reason gets one line.
 pub fn notes(results: &[SizeResult]) -> Vec<String> {
     let mut notes = vec![];
     for r in results {
-        let all = [
-            ("efmesh cold apply", &r.efmesh.cold),
-            ("efmesh no-op plan", &r.efmesh.noop),
-            ("efmesh promotion", &r.efmesh.promote),
-            ("SQLMesh cold apply", &r.sqlmesh.cold),
-            ("SQLMesh no-op plan", &r.sqlmesh.noop),
-            ("SQLMesh promotion", &r.sqlmesh.promote),
-            ("floor (file)", &r.floor_file),
-            ("floor (memory)", &r.floor_memory),
-        ];
-        for (what, m) in all {
-            match m {
-                Measured::Failed { error } => {
-                    notes.push(format!("{} models, {what}: FAILED: {error}", r.models))
+        for (tool, t) in [("efmesh", &r.efmesh), ("SQLMesh", &r.sqlmesh)] {
+            if let Measured::Skipped { reason } = &t.cold {
+                if t.noop == t.cold && t.promote == t.cold {
+                    notes.push(format!("{} models, {tool}: not run ({reason})", r.models));
+                    continue;
                 }
-                Measured::Skipped { reason } => {
-                    notes.push(format!("{} models, {what}: not run ({reason})", r.models))
-                }
-                _ => {}
+            }
+            for (what, m) in [
+                ("cold apply", &t.cold),
+                ("no-op plan", &t.noop),
+                ("promotion", &t.promote),
+            ] {
+                push_note(&mut notes, r.models, &format!("{tool} {what}"), m);
             }
         }
+        push_note(&mut notes, r.models, "floor (file)", &r.floor_file);
+        push_note(&mut notes, r.models, "floor (memory)", &r.floor_memory);
     }
     notes
+}
+
+fn push_note(notes: &mut Vec<String>, models: usize, what: &str, m: &Measured) {
+    match m {
+        Measured::Failed { error } => {
+            notes.push(format!("{models} models, {what}: FAILED: {error}"))
+        }
+        Measured::Skipped { reason } => {
+            notes.push(format!("{models} models, {what}: not run ({reason})"))
+        }
+        _ => {}
+    }
 }
 
 /// Whole result as one JSON object.
@@ -690,6 +700,12 @@ mod tests {
         let notes = notes(&results);
         assert_eq!(notes.len(), 2);
         assert!(notes[0].contains("SQLMesh no-op plan: not run"));
+        let mut all_skipped = results.clone();
+        all_skipped[0].sqlmesh = ToolResult::skipped("--skip-sqlmesh-above 500");
+        assert_eq!(
+            super::notes(&all_skipped),
+            ["2000 models, SQLMesh: not run (--skip-sqlmesh-above 500)"]
+        );
         let j = to_json(&results, json!({}));
         assert_eq!(
             j["results"][0]["sqlmesh"]["cold_apply_dev"]["status"],

@@ -204,6 +204,7 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
         }
     };
 
+    let load_before = load_average();
     let ef = Workload::efmesh(efmesh.clone(), runs);
     let sm = sqlmesh.clone().map(|p| Workload::sqlmesh(p, sqlmesh_runs));
     let mut sqlmesh_timed_out_at = None;
@@ -248,6 +249,7 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
         }
     }
 
+    let load_after = load_average();
     let command_line = std::env::args().collect::<Vec<_>>().join(" ");
     if args.json {
         let meta = serde_json::json!({
@@ -257,6 +259,8 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
             "runs": runs,
             "sqlmesh_runs": sqlmesh_runs,
             "timeout_s": args.timeout_secs,
+            "loadavg_before": load_before,
+            "loadavg_after": load_after,
         });
         println!("{}", compare::to_json(&results, meta));
     } else {
@@ -272,6 +276,9 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
                 .unwrap_or_else(|| "not found".into()),
             args.timeout_secs
         );
+        if let (Some(before), Some(after)) = (&load_before, &load_after) {
+            println!("Load average (1/5/15 min) before: {before}; after: {after}.\n");
+        }
         print!("{}", compare::markdown(&results));
         let notes = compare::notes(&results);
         if !notes.is_empty() {
@@ -282,6 +289,18 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `/proc/loadavg`'s 1/5/15-minute averages, where available: shows in the
+/// report whether something else was competing for the CPU.
+fn load_average() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    Some(
+        text.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
 }
 
 /// First `name` on `PATH`, if any.
