@@ -119,8 +119,3 @@ pub fn metadata_hash(model: &Model) -> String {
 pub fn content_hash(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
-
-/// The short form used in physical names and human output.
-pub fn short(fp: &str) -> &str {
-    &fp[..fp.len().min(8)]
-}

@@ -10,6 +10,11 @@ pub const PROD: &str = "prod";
 /// The schema that holds every physical table.
 pub const PHYSICAL_SCHEMA: &str = "_efmesh";
 
+/// The short form of a fingerprint used in physical names and human output.
+pub fn fp8(fingerprint: &str) -> &str {
+    &fingerprint[..fingerprint.len().min(8)]
+}
+
 /// Why an environment name was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("`{0}` is not a valid environment name: use lower-case letters, digits and `_`, starting with a letter")]
@@ -43,7 +48,7 @@ pub fn view_name(env: &str, model: &str) -> (String, String) {
 /// `(schema, table)` of a version's physical table: `_efmesh.<schema>__<table>__<fp8>`.
 pub fn physical_name(model: &str, fingerprint: &str) -> (String, String) {
     let (schema, table) = model.split_once('.').unwrap_or(("main", model));
-    let fp8 = &fingerprint[..fingerprint.len().min(8)];
+    let fp8 = fp8(fingerprint);
     (
         PHYSICAL_SCHEMA.to_string(),
         format!("{schema}__{table}__{fp8}"),

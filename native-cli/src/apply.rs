@@ -233,6 +233,11 @@ pub fn apply_plan(
                     names[&a.model]
                 ));
             }
+            // a version without physics (EMBEDDED, EXTERNAL) has no view; drop one an older
+            // version of it may have left
+            (None, _) if changed && a.previous_fingerprint.is_some() => {
+                statements.push(format!("DROP VIEW IF EXISTS {vs}.{vt}"))
+            }
             _ => {}
         }
     }

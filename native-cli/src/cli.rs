@@ -395,7 +395,7 @@ pub fn run(cli: Cli) -> ExitCode {
                             "{:width$}  {:<25}  {}{}",
                             m.name,
                             m.kind,
-                            efmesh_core::fingerprint::short(&m.fingerprint),
+                            efmesh_core::naming::fp8(&m.fingerprint),
                             deps
                         );
                     }

@@ -645,3 +645,24 @@ fn at_a_terminal_apply_asks_and_only_yes_applies() {
     assert!(text.contains("Applied to `dev`"), "{text}");
     assert_eq!(plan_out(p.path(), "dev").0["hasChanges"], false);
 }
+
+#[test]
+fn a_model_that_becomes_embedded_loses_its_view() {
+    let p = project(&[RAW, MID, TOP]);
+    apply_json(p.path(), "dev");
+    write(
+        p.path(),
+        (
+            "models/mid.sql",
+            "MODEL (name s.mid, kind EMBEDDED);\nSELECT id, v FROM s.raw WHERE id < 8",
+        ),
+    );
+    let v = apply_json(p.path(), "dev");
+    assert_eq!(
+        built(&v),
+        vec!["s.top"],
+        "the consumer inlines the embedded model now"
+    );
+    assert_eq!(one(p.path(), "SELECT count(*)::VARCHAR FROM information_schema.tables WHERE table_schema = 'dev__s' AND table_name = 'mid'"), "0");
+    assert_eq!(one(p.path(), "SELECT n::VARCHAR FROM dev__s.top"), "8");
+}
