@@ -217,20 +217,24 @@ impl Ledger {
     }
 }
 
-/// The ranges an apply or run computes: what is missing from `expected`, plus the last
-/// `lookback` intervals of it (recomputed every time, so late-arriving rows are caught).
+/// The ranges an apply or run computes: what is missing from `expected`, each missing range
+/// extended back by `lookback` intervals (clamped to the start), so rows that arrived late for
+/// recently computed intervals are picked up whenever new intervals are processed. Nothing
+/// missing means nothing to compute: lookback never makes a settled model dirty.
 pub fn to_compute(
     ledger: &Ledger,
     expected: Range,
     unit: IntervalUnit,
     lookback: u32,
 ) -> Vec<Range> {
-    let mut todo = Ledger::from_ranges(ledger.missing(expected));
-    if lookback > 0 {
-        let tail_start = (expected.end - unit.step() * lookback as i32).max(expected.start);
-        todo.insert(Range::new(tail_start, expected.end));
-    }
-    todo.ranges().to_vec()
+    let missing = ledger.missing(expected);
+    let widened = missing.into_iter().map(|r| {
+        Range::new(
+            (r.start - unit.step() * lookback as i32).max(expected.start),
+            r.end,
+        )
+    });
+    Ledger::from_ranges(widened).ranges().to_vec()
 }
 
 /// Cut ranges into batches of at most `batch_size` intervals each (`None`: each range is one
@@ -363,18 +367,22 @@ mod tests {
     }
 
     #[test]
-    fn lookback_recomputes_the_tail_even_when_done() {
+    fn lookback_widens_new_work_backwards_but_never_creates_work() {
         let exp = r("2026-01-01", "2026-01-10");
         let done = Ledger::from_ranges([exp]);
-        assert_eq!(to_compute(&done, exp, IntervalUnit::Day, 0), vec![]);
         assert_eq!(
             to_compute(&done, exp, IntervalUnit::Day, 2),
+            vec![],
+            "a settled model stays settled"
+        );
+        let partial = Ledger::from_ranges([r("2026-01-01", "2026-01-08")]);
+        assert_eq!(
+            to_compute(&partial, exp, IntervalUnit::Day, 0),
             vec![r("2026-01-08", "2026-01-10")]
         );
-        let partial = Ledger::from_ranges([r("2026-01-01", "2026-01-05")]);
         assert_eq!(
-            to_compute(&partial, exp, IntervalUnit::Day, 1),
-            vec![r("2026-01-05", "2026-01-10")]
+            to_compute(&partial, exp, IntervalUnit::Day, 2),
+            vec![r("2026-01-06", "2026-01-10")]
         );
         assert_eq!(
             to_compute(&Ledger::default(), exp, IntervalUnit::Day, 30),

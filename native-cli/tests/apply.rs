@@ -455,7 +455,7 @@ fn old_state_store_is_refused_until_migrated() {
         .assert()
         .success();
     let v = json(&out.get_output().stdout);
-    assert_eq!((v["from"].as_u64(), v["to"].as_u64()), (Some(0), Some(1)));
+    assert_eq!((v["from"].as_u64(), v["to"].as_u64()), (Some(0), Some(2)));
     assert!(Path::new(v["backup"].as_str().unwrap()).is_file());
     apply_json(p.path(), "dev");
     // a corrupt store is a clear error, not a panic

@@ -6,11 +6,12 @@
 pub mod sqlite;
 
 use chrono::{DateTime, Utc};
+use efmesh_core::interval::{Ledger, Range};
 use efmesh_core::plan::{NewSnapshot, Pointer, StoredSnapshot};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The state schema version this efmesh reads and writes.
-pub const STATE_VERSION: u32 = 1;
+pub const STATE_VERSION: u32 = 2;
 
 /// Why the state store failed.
 #[derive(Debug, thiserror::Error)]
@@ -153,6 +154,16 @@ pub trait StateStore {
     fn forget(&mut self, physical_fingerprint: &str, claimer: &str) -> Result<(), StateError>;
     /// Give a claim back (the drop failed).
     fn release(&mut self, physical_fingerprint: &str, claimer: &str) -> Result<(), StateError>;
+    /// The done intervals of these physics (absent ones have none).
+    fn ledgers(
+        &mut self,
+        physical_fingerprints: &[String],
+    ) -> Result<HashMap<String, Ledger>, StateError>;
+    /// Record `range` of this physics as done (merging it into the ledger) and clear failures
+    /// inside it, in one transaction.
+    fn mark_done(&mut self, physical_fingerprint: &str, range: Range) -> Result<(), StateError>;
+    /// Record that computing `range` failed.
+    fn mark_failed(&mut self, physical_fingerprint: &str, range: Range) -> Result<(), StateError>;
     /// The most recent journal entries of an environment, newest first.
     fn journal(&mut self, env: &str, limit: usize) -> Result<Vec<JournalEntry>, StateError>;
 }

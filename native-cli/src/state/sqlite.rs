@@ -2,6 +2,7 @@
 
 use super::{JournalEntry, MigrateReport, Physics, StateError, StateStore, STATE_VERSION};
 use chrono::{DateTime, Utc};
+use efmesh_core::interval::{Ledger, Range};
 use efmesh_core::plan::{NewSnapshot, Pointer, StoredSnapshot};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -48,6 +49,15 @@ const MIGRATIONS: &[&str] = &[
         applied_by TEXT NOT NULL
     );
     CREATE INDEX environments_fingerprint ON environments (fingerprint);",
+    // 1 -> 2: the interval ledger, keyed by where the data lives
+    "CREATE TABLE intervals (
+        physical_fingerprint TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('done', 'failed')),
+        start_at TEXT NOT NULL,
+        end_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (physical_fingerprint, status, start_at)
+    );",
 ];
 
 /// A state store in a SQLite file.
@@ -58,6 +68,15 @@ pub struct SqliteState {
 
 fn ts(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+}
+
+/// Interval edges are stored as ISO text, which sorts like time.
+fn edge(t: chrono::NaiveDateTime) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S").to_string()
+}
+
+fn parse_edge(s: &str) -> Option<chrono::NaiveDateTime> {
+    chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S").ok()
 }
 
 fn parse_ts(s: &str) -> Option<DateTime<Utc>> {
@@ -538,6 +557,89 @@ impl StateStore for SqliteState {
         tx.commit().map_err(e)
     }
 
+    fn ledgers(
+        &mut self,
+        physical_fingerprints: &[String],
+    ) -> Result<HashMap<String, Ledger>, StateError> {
+        let wanted = serde_json::to_string(physical_fingerprints).expect("strings serialize");
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT physical_fingerprint, start_at, end_at FROM intervals
+                 WHERE status = 'done' AND physical_fingerprint IN (SELECT value FROM json_each(?1))",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows: Result<Vec<(String, String, String)>, _> = stmt
+            .query_map(params![wanted], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .and_then(|r| r.collect());
+        drop(stmt);
+        let mut out: HashMap<String, Ledger> = HashMap::new();
+        for (pfp, s, e) in rows.map_err(|e| self.err(e))? {
+            let (Some(s), Some(e)) = (parse_edge(&s), parse_edge(&e)) else {
+                return Err(StateError::Corrupt {
+                    location: self.location.clone(),
+                    message: format!("interval edge `{s}`/`{e}` of {pfp} is not a timestamp"),
+                });
+            };
+            out.entry(pfp).or_default().insert(Range::new(s, e));
+        }
+        Ok(out)
+    }
+
+    fn mark_done(&mut self, physical_fingerprint: &str, range: Range) -> Result<(), StateError> {
+        let now = ts(Utc::now());
+        let location = self.location.clone();
+        let e = store_err(&location);
+        let tx = self.immediate()?;
+        let mut ledger = Ledger::default();
+        {
+            let mut stmt = tx.prepare_cached("SELECT start_at, end_at FROM intervals WHERE physical_fingerprint = ?1 AND status = 'done'").map_err(e)?;
+            let rows = stmt
+                .query_map(params![physical_fingerprint], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                })
+                .map_err(e)?;
+            for row in rows {
+                let (s, t) = row.map_err(e)?;
+                if let (Some(s), Some(t)) = (parse_edge(&s), parse_edge(&t)) {
+                    ledger.insert(Range::new(s, t));
+                }
+            }
+        }
+        ledger.insert(range);
+        tx.execute(
+            "DELETE FROM intervals WHERE physical_fingerprint = ?1 AND status = 'done'",
+            params![physical_fingerprint],
+        )
+        .map_err(e)?;
+        for r in ledger.ranges() {
+            tx.execute(
+                "INSERT INTO intervals (physical_fingerprint, status, start_at, end_at, updated_at) VALUES (?1, 'done', ?2, ?3, ?4)",
+                params![physical_fingerprint, edge(r.start), edge(r.end), now],
+            )
+            .map_err(e)?;
+        }
+        tx.execute(
+            "DELETE FROM intervals WHERE physical_fingerprint = ?1 AND status = 'failed' AND start_at >= ?2 AND end_at <= ?3",
+            params![physical_fingerprint, edge(range.start), edge(range.end)],
+        )
+        .map_err(e)?;
+        tx.commit().map_err(e)
+    }
+
+    fn mark_failed(&mut self, physical_fingerprint: &str, range: Range) -> Result<(), StateError> {
+        let location = self.location.clone();
+        let e = store_err(&location);
+        let tx = self.immediate()?;
+        tx.execute(
+            "INSERT INTO intervals (physical_fingerprint, status, start_at, end_at, updated_at) VALUES (?1, 'failed', ?2, ?3, ?4)
+             ON CONFLICT (physical_fingerprint, status, start_at) DO UPDATE SET end_at = excluded.end_at, updated_at = excluded.updated_at",
+            params![physical_fingerprint, edge(range.start), edge(range.end), ts(Utc::now())],
+        )
+        .map_err(e)?;
+        tx.commit().map_err(e)
+    }
+
     fn journal(&mut self, env: &str, limit: usize) -> Result<Vec<JournalEntry>, StateError> {
         let mut stmt = self
             .conn
@@ -695,5 +797,60 @@ mod tests {
             SqliteState::open(&dir.path().join("garbage.sqlite")),
             Err(StateError::Corrupt { .. })
         ));
+    }
+
+    #[test]
+    fn the_ledger_keeps_merged_ranges_per_physics() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = SqliteState::open(&dir.path().join("state.sqlite")).unwrap();
+        let t = |x: &str| efmesh_core::time::parse_instant(x).unwrap();
+        s.mark_done("p1", Range::new(t("2026-01-01"), t("2026-01-08")))
+            .unwrap();
+        s.mark_failed("p1", Range::new(t("2026-01-08"), t("2026-01-15")))
+            .unwrap();
+        s.mark_done("p1", Range::new(t("2026-01-08"), t("2026-01-15")))
+            .unwrap();
+        s.mark_done("p2", Range::new(t("2026-02-01"), t("2026-02-02")))
+            .unwrap();
+        let l = s.ledgers(&["p1".into(), "p2".into(), "p3".into()]).unwrap();
+        assert_eq!(
+            l["p1"].ranges(),
+            &[Range::new(t("2026-01-01"), t("2026-01-15"))],
+            "one row for contiguous history"
+        );
+        assert_eq!(l["p2"].ranges().len(), 1);
+        assert!(!l.contains_key("p3"));
+        let failed: i64 = s
+            .conn
+            .query_row(
+                "SELECT count(*) FROM intervals WHERE status = 'failed'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(failed, 0, "a recomputed interval is no longer failed");
+    }
+
+    #[test]
+    fn a_version_1_store_migrates_to_the_ledger_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.sqlite");
+        SqliteState::open(&path).unwrap();
+        {
+            // what efmesh wrote before the ledger existed
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(
+                "DROP TABLE intervals; UPDATE meta SET value = '1' WHERE key = 'state_version';",
+            )
+            .unwrap();
+        }
+        assert!(matches!(
+            SqliteState::open(&path),
+            Err(StateError::NeedsMigration { found: 1, .. })
+        ));
+        let r = SqliteState::migrate(&path).unwrap();
+        assert_eq!((r.from, r.to), (1, 2));
+        let mut s = SqliteState::open(&path).unwrap();
+        assert!(s.ledgers(&["x".into()]).unwrap().is_empty());
     }
 }
