@@ -666,3 +666,32 @@ fn a_model_that_becomes_embedded_loses_its_view() {
     assert_eq!(one(p.path(), "SELECT count(*)::VARCHAR FROM information_schema.tables WHERE table_schema = 'dev__s' AND table_name = 'mid'"), "0");
     assert_eq!(one(p.path(), "SELECT n::VARCHAR FROM dev__s.top"), "8");
 }
+
+#[test]
+fn a_child_rebuilt_later_reads_the_physics_its_unchanged_parent_reuses() {
+    let top2 = (
+        "models/top2.sql",
+        "MODEL (name s.top2, kind FULL);\nSELECT n FROM s.top",
+    );
+    let p = project(&[RAW, MID, TOP, top2]);
+    apply_json(p.path(), "dev");
+    // non-breaking: s.top and s.top2 keep their previous physics under new versions
+    write(
+        p.path(),
+        (
+            "models/mid.sql",
+            "MODEL (name s.mid, kind FULL);\nSELECT id, v, v * 2 AS v2 FROM s.raw WHERE id < 8",
+        ),
+    );
+    assert_eq!(built(&apply_json(p.path(), "dev")), vec!["s.mid"]);
+    // now only s.top2 changes: it must read s.top where s.top's data really lives
+    write(
+        p.path(),
+        (
+            "models/top2.sql",
+            "MODEL (name s.top2, kind FULL);\nSELECT n, n * 10 AS n10 FROM s.top WHERE n > 0",
+        ),
+    );
+    assert_eq!(built(&apply_json(p.path(), "dev")), vec!["s.top2"]);
+    assert_eq!(one(p.path(), "SELECT n10::VARCHAR FROM dev__s.top2"), "80");
+}

@@ -24,6 +24,8 @@ pub struct Pointer {
     pub fingerprint: String,
     /// [`fingerprint::metadata_hash`] at promotion.
     pub metadata_hash: String,
+    /// Where that version's data lives (its snapshot's physical fingerprint).
+    pub physical_fingerprint: String,
 }
 
 /// A version as the state store keeps it. Fetched only for the models a plan must compare.
@@ -145,6 +147,10 @@ impl Plan {
                 Some((
                     a.model.clone(),
                     Pointer {
+                        physical_fingerprint: a
+                            .physical_fingerprint
+                            .clone()
+                            .unwrap_or_else(|| fp.clone()),
                         fingerprint: fp,
                         metadata_hash: fingerprint::metadata_hash(&project.models[i]),
                     },
@@ -288,7 +294,10 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
         // where the data of this version lives
         let known = state.snapshots.get(fp);
         let reusable_parents = changed_parents.iter().all(|&p| data_kept[p]);
-        let physical = if let Some(k) = known {
+        let physical = if let Some(p) = pointer.filter(|p| &p.fingerprint == fp) {
+            // the version the environment serves: its data is where the pointer says
+            p.physical_fingerprint.clone()
+        } else if let Some(k) = known {
             k.physical_fingerprint.clone()
         } else if let (Category::Indirect, Some(prev)) = (category, &previous_physical) {
             let materialized = has_physics(&m.kind) && !matches!(m.kind, Kind::View { .. });

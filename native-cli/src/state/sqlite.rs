@@ -257,29 +257,30 @@ fn store_err(location: &str) -> impl Fn(rusqlite::Error) -> StateError + Copy + 
 /// `(fingerprint, name, physical_fingerprint, definition_hash, fingerprint_version, payload)`.
 type SnapshotRow = (String, String, String, String, u32, String);
 
+/// An environment's pointers, with each served version's physical fingerprint joined in.
+fn read_environment(conn: &Connection, env: &str) -> rusqlite::Result<BTreeMap<String, Pointer>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT e.model, e.fingerprint, e.metadata_hash, COALESCE(s.physical_fingerprint, e.fingerprint)
+         FROM environments e LEFT JOIN snapshots s ON s.fingerprint = e.fingerprint WHERE e.env = ?1",
+    )?;
+    let rows = stmt.query_map(params![env], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            Pointer {
+                fingerprint: r.get(1)?,
+                metadata_hash: r.get(2)?,
+                physical_fingerprint: r.get(3)?,
+            },
+        ))
+    })?;
+    rows.collect()
+}
+
 const REFERENCED: &str = "SELECT s.physical_fingerprint FROM environments e JOIN snapshots s ON s.fingerprint = e.fingerprint";
 
 impl StateStore for SqliteState {
     fn environment(&mut self, env: &str) -> Result<BTreeMap<String, Pointer>, StateError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT model, fingerprint, metadata_hash FROM environments WHERE env = ?1",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![env], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    Pointer {
-                        fingerprint: r.get(1)?,
-                        metadata_hash: r.get(2)?,
-                    },
-                ))
-            })
-            .and_then(|rows| rows.collect::<Result<BTreeMap<_, _>, _>>());
-        drop(stmt);
-        rows.map_err(|e| self.err(e))
+        read_environment(&self.conn, env).map_err(|e| self.err(e))
     }
 
     fn snapshots(
@@ -438,25 +439,7 @@ impl StateStore for SqliteState {
         let e = store_err(&location);
         let tx = self.immediate()?;
         {
-            let current: BTreeMap<String, Pointer> = {
-                let mut stmt = tx
-                    .prepare_cached(
-                        "SELECT model, fingerprint, metadata_hash FROM environments WHERE env = ?1",
-                    )
-                    .map_err(e)?;
-                let rows = stmt
-                    .query_map(params![env], |r| {
-                        Ok((
-                            r.get::<_, String>(0)?,
-                            Pointer {
-                                fingerprint: r.get(1)?,
-                                metadata_hash: r.get(2)?,
-                            },
-                        ))
-                    })
-                    .map_err(e)?;
-                rows.collect::<Result<_, _>>().map_err(e)?
-            };
+            let current = read_environment(&tx, env).map_err(e)?;
             let mut del = tx
                 .prepare_cached("DELETE FROM environments WHERE env = ?1 AND model = ?2")
                 .map_err(e)?;
@@ -469,7 +452,10 @@ impl StateStore for SqliteState {
                      ON CONFLICT (env, model) DO UPDATE SET fingerprint = excluded.fingerprint, metadata_hash = excluded.metadata_hash, promoted_at = excluded.promoted_at",
                 )
                 .map_err(e)?;
-            for (model, p) in pointers.iter().filter(|(m, p)| current.get(*m) != Some(p)) {
+            for (model, p) in pointers.iter().filter(|(m, p)| {
+                current.get(*m).map(|c| (&c.fingerprint, &c.metadata_hash))
+                    != Some((&p.fingerprint, &p.metadata_hash))
+            }) {
                 up.execute(params![env, model, p.fingerprint, p.metadata_hash, now])
                     .map_err(e)?;
             }
@@ -696,6 +682,7 @@ mod tests {
             Pointer {
                 fingerprint: fp.into(),
                 metadata_hash: "m".into(),
+                physical_fingerprint: fp.into(),
             },
         )])
     }
