@@ -18,6 +18,85 @@ use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 
+/// One interval batch an apply computed.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchDone {
+    /// The model.
+    pub model: String,
+    /// The batch's first instant.
+    pub start: String,
+    /// The first instant after it.
+    pub end: String,
+}
+
+/// A SQL timestamp literal for an interval edge.
+fn edge_literal(t: NaiveDateTime) -> String {
+    format!("CAST('{}' AS TIMESTAMP)", t.format("%Y-%m-%d %H:%M:%S"))
+}
+
+/// Compute a time-range model's planned batches: each is one engine transaction (DELETE of the
+/// range, then INSERT of the query rendered for it, filtered to it), recorded done only after
+/// it committed. Recomputing an interval therefore never duplicates rows, and a batch that is
+/// interrupted is simply computed again.
+fn run_batches(
+    project: &Project,
+    i: usize,
+    a: &efmesh_core::plan::Action,
+    physical: &str,
+    names: &HashMap<String, String>,
+    state: &mut dyn StateStore,
+    engine: &mut dyn Engine,
+) -> Result<Vec<BatchDone>, Error> {
+    let m = &project.models[i];
+    let Kind::IncrementalByTimeRange { time_column, .. } = &m.kind else {
+        return Ok(vec![]);
+    };
+    let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
+    let tc = engine.quote(time_column);
+    let mut done = vec![];
+    for (k, b) in a.batches.iter().enumerate() {
+        let sql = render_model(
+            project,
+            i,
+            &RelationTarget::Physical(names.clone()),
+            b.start,
+            b.end,
+            false,
+        )
+        .map_err(|e| Error::Render(e.to_string()))?;
+        let (s, e) = (edge_literal(b.start), edge_literal(b.end));
+        let statements = [
+            format!("DELETE FROM {physical} WHERE {tc} >= {s} AND {tc} < {e}"),
+            format!("INSERT INTO {physical} SELECT * FROM ({sql}) AS q WHERE q.{tc} >= {s} AND q.{tc} < {e}"),
+        ];
+        let batch = format!("{}/{}", k + 1, a.batches.len());
+        tracing::info!(model = a.model.as_str(), batch = batch.as_str(), interval = %b, "backfilling");
+        match engine.transaction(&format!("computing {} for {b}", a.model), &statements) {
+            Ok(()) => state.mark_done(pfp, *b)?,
+            Err(err) => {
+                state.mark_failed(pfp, *b)?;
+                let message = match err {
+                    EngineError::Statement { message, .. } => message,
+                    other => other.to_string(),
+                };
+                return Err(Error::Batch {
+                    model: a.model.clone(),
+                    interval: b.to_string(),
+                    message,
+                });
+            }
+        }
+        let iso = |t: NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+        done.push(BatchDone {
+            model: a.model.clone(),
+            start: iso(b.start),
+            end: iso(b.end),
+        });
+    }
+    Ok(done)
+}
+
 /// Options for applying a plan.
 #[derive(Debug, Clone, Default)]
 pub struct ApplyOptions {
@@ -33,6 +112,8 @@ pub struct ApplyOptions {
 pub struct ApplyOutcome {
     /// Models whose physics this apply built, in build order.
     pub built: Vec<String>,
+    /// Interval batches computed, in order.
+    pub batches: Vec<BatchDone>,
     /// Whether the environment's views and pointers were swapped.
     pub promoted: bool,
     /// Engine statements issued (schema setup, builds, view swaps).
@@ -104,6 +185,10 @@ fn build_statement(
                 Kind::View {
                     materialized: false,
                 } => format!("CREATE OR REPLACE VIEW {physical} AS {sql}"),
+                // created empty with the query's columns; the interval batches fill it
+                Kind::IncrementalByTimeRange { .. } => format!(
+                    "CREATE OR REPLACE TABLE {physical} AS SELECT * FROM ({sql}) AS q LIMIT 0"
+                ),
                 _ => format!("CREATE OR REPLACE TABLE {physical} AS {sql}"),
             })
         }
@@ -152,7 +237,7 @@ pub fn apply_plan(
     engine: &mut dyn Engine,
     opts: &ApplyOptions,
 ) -> Result<ApplyOutcome, Error> {
-    let now = opts.now.unwrap_or_else(Utc::now);
+    let now = opts.now.unwrap_or_else(crate::clock::now);
     check_capabilities(project, plan, engine)?;
     let start_statements = engine.statements_issued();
     state.record_snapshots(&plan.new_snapshots)?;
@@ -177,18 +262,31 @@ pub fn apply_plan(
     state.pin_physics(&reused)?;
 
     let mut built = vec![];
-    if plan.actions.iter().any(|a| a.build) {
+    let mut batches = vec![];
+    if plan
+        .actions
+        .iter()
+        .any(|a| a.build || !a.batches.is_empty())
+    {
         engine.execute(
             "creating the physical schema",
             &format!("CREATE SCHEMA IF NOT EXISTS {PHYSICAL_SCHEMA}"),
         )?;
     }
-    for a in plan.actions.iter().filter(|a| a.build) {
+    for a in plan
+        .actions
+        .iter()
+        .filter(|a| a.build || !a.batches.is_empty())
+    {
         let i = project.index_of(&a.model).ok_or_else(|| {
             Error::Render(format!("plan names `{}`, which the project lacks", a.model))
         })?;
         let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
         let physical = &names[&a.model];
+        if !a.build {
+            batches.extend(run_batches(project, i, a, physical, &names, state, engine)?);
+            continue;
+        }
         let sql = build_statement(project, i, physical, &names, now)?;
         let started = Instant::now();
         tracing::info!(
@@ -214,6 +312,7 @@ pub fn apply_plan(
             "built"
         );
         built.push(a.model.clone());
+        batches.extend(run_batches(project, i, a, physical, &names, state, engine)?);
     }
 
     // swap the environment's views in one transaction
@@ -263,6 +362,7 @@ pub fn apply_plan(
     );
     Ok(ApplyOutcome {
         built,
+        batches,
         promoted: true,
         statements: engine.statements_issued() - start_statements,
     })
@@ -310,6 +410,7 @@ mod tests {
         let pointers = Default::default();
         let snaps = Default::default();
         let built = Default::default();
+        let ledgers = Default::default();
         let plan = efmesh_core::plan::plan(
             &project,
             "dev",
@@ -317,6 +418,8 @@ mod tests {
                 pointers: &pointers,
                 snapshots: &snaps,
                 built: &built,
+                ledgers: &ledgers,
+                now: crate::clock::now().naive_utc(),
             },
         )
         .unwrap();

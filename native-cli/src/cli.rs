@@ -135,6 +135,7 @@ struct ApplyJson<'a> {
     applied: bool,
     plan: crate::plan_view::PlanJson<'a>,
     built: &'a [String],
+    batches: &'a [crate::apply::BatchDone],
     promoted: bool,
     statements: u64,
 }
@@ -173,6 +174,7 @@ fn apply_command(
                     applied: true,
                     plan: crate::plan_view::PlanJson::of(&plan),
                     built: &[],
+                    batches: &[],
                     promoted: false,
                     statements: 0,
                 });
@@ -198,25 +200,30 @@ fn apply_command(
             crate::plan_view::render(&plan, explain, stdout_color())
         );
     }
-    let emit = |applied: bool, built: &[String], promoted: bool, statements: u64| {
+    let emit = |applied: bool,
+                built: &[String],
+                batches: &[crate::apply::BatchDone],
+                promoted: bool,
+                statements: u64| {
         if json {
             print_json(ApplyJson {
                 env,
                 applied,
                 plan: crate::plan_view::PlanJson::of(&plan),
                 built,
+                batches,
                 promoted,
                 statements,
             });
         }
     };
     if !plan.has_changes() {
-        emit(true, &[], false, 0);
+        emit(true, &[], &[], false, 0);
         return ExitCode::SUCCESS;
     }
     if !yes {
         if json || !interactive() {
-            emit(false, &[], false, 0);
+            emit(false, &[], &[], false, 0);
             if !json {
                 let e = Error::AwaitingConfirmation { env: env.into() };
                 eprintln!("error: {e}");
@@ -233,7 +240,7 @@ fn apply_command(
     }
     match p.apply(&plan, crate::ApplyOptions::default()) {
         Ok(out) => {
-            emit(true, &out.built, out.promoted, out.statements);
+            emit(true, &out.built, &out.batches, out.promoted, out.statements);
             if !json {
                 println!(
                     "Applied to `{env}`: built {} physical table(s), swapped views.",

@@ -68,6 +68,16 @@ pub enum Error {
         /// The statement that failed.
         sql: String,
     },
+    /// Computing an interval batch failed; it is marked failed and nothing was promoted.
+    #[error("computing `{model}` for {interval} failed: {message}")]
+    Batch {
+        /// The model.
+        model: String,
+        /// The batch's `[start, end)`.
+        interval: String,
+        /// What the engine said.
+        message: String,
+    },
     /// The engine failed outside a model build.
     #[error(transparent)]
     Engine(#[from] crate::engine::EngineError),
@@ -107,6 +117,7 @@ impl Error {
             Error::Argument { .. } => "argument",
             Error::Render(_) => "render",
             Error::Build { .. } => "build",
+            Error::Batch { .. } => "batch",
             Error::Engine(_) => "engine",
             Error::State(_) => "state",
             Error::Plan(_) => "plan",
@@ -131,6 +142,7 @@ impl Error {
             Error::UnknownModel { .. } => Some("`efmesh graph` lists every model".into()),
             Error::Argument { help, .. } => help.clone(),
             Error::Build { .. } => Some("fix the model and apply again; physics already built is kept and reused, and the environment was not changed".into()),
+            Error::Batch { .. } => Some("fix the cause and apply again: the failed batch and everything after it are computed then; finished batches are kept".into()),
             Error::State(e) => e.help(),
             Error::Engine(crate::engine::EngineError::Connect { message, .. }) if message.contains("lock") => {
                 Some("another process has the database open for writing (DuckDB allows one writer); retry when it finishes".into())

@@ -29,6 +29,7 @@
 
 pub mod apply;
 pub mod cli;
+pub mod clock;
 pub mod discover;
 pub mod engine;
 pub mod error;
@@ -274,10 +275,18 @@ impl Efmesh {
         } else {
             state.built_physics()?
         };
+        let candidates = efmesh_core::plan::ledger_candidates(&self.project, &pointers, &snapshots);
+        let ledgers = if candidates.is_empty() {
+            Default::default()
+        } else {
+            state.ledgers(&candidates)?
+        };
         let plan_state = efmesh_core::plan::PlanState {
             pointers: &pointers,
             snapshots: &snapshots,
             built: &built,
+            ledgers: &ledgers,
+            now: clock::now().naive_utc(),
         };
         Ok(efmesh_core::plan::plan(&self.project, env, plan_state)?)
     }

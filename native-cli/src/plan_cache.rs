@@ -146,7 +146,10 @@ pub fn noop_plan(
     models: &[CachedModel],
     pointers: &BTreeMap<String, Pointer>,
 ) -> Option<Plan> {
-    if pointers.len() != models.len() {
+    // intervals fall due as time passes: only a full plan can tell for time-range models
+    if pointers.len() != models.len()
+        || models.iter().any(|m| m.kind == "INCREMENTAL_BY_TIME_RANGE")
+    {
         return None;
     }
     let mut actions = Vec::with_capacity(models.len());
@@ -165,6 +168,7 @@ pub fn noop_plan(
             build: false,
             explain: vec![],
             caused_by: vec![],
+            batches: vec![],
             sql_change: None,
         });
     }

@@ -141,8 +141,16 @@ pub fn render(plan: &Plan, explain: bool, color: bool) -> String {
                 break;
             }
             let build = if a.build { "  [build]" } else { "" };
+            let batches = match (a.batches.first(), a.batches.last()) {
+                (Some(f), Some(l)) => format!(
+                    "  {} batch(es) {}",
+                    a.batches.len(),
+                    efmesh_core::interval::Range::new(f.start, l.end)
+                ),
+                _ => String::new(),
+            };
             let mut line = format!(
-                "  {} {:width$}  {:<26} {}{build}",
+                "  {} {:width$}  {:<26} {}{build}{batches}",
                 marker(cat),
                 a.model,
                 a.kind,

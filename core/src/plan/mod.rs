@@ -11,8 +11,10 @@ pub mod categorize;
 pub use categorize::{Category, Verdict};
 
 use crate::fingerprint::{self, FINGERPRINT_VERSION};
+use crate::interval::{self, Ledger, Range};
 use crate::model::Kind;
 use crate::project::Project;
+use chrono::NaiveDateTime;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -76,6 +78,10 @@ pub struct PlanState<'a> {
     pub snapshots: &'a HashMap<String, StoredSnapshot>,
     /// Physical fingerprints whose physics exist.
     pub built: &'a HashSet<String>,
+    /// Done intervals by physical fingerprint (time-range models; see [`ledger_candidates`]).
+    pub ledgers: &'a HashMap<String, Ledger>,
+    /// "Now": intervals up to the last complete one before it are due.
+    pub now: NaiveDateTime,
 }
 
 /// What the plan does to one model.
@@ -100,6 +106,9 @@ pub struct Action {
     pub explain: Vec<String>,
     /// For indirect changes: the changed parents that caused it.
     pub caused_by: Vec<String>,
+    /// For time-range models: the batches to compute, each one `[start, end)` written in one
+    /// transaction.
+    pub batches: Vec<Range>,
     /// The previous and the new canonical query, for a human diff of direct changes.
     #[serde(skip)]
     pub sql_change: Option<(String, String)>,
@@ -125,7 +134,7 @@ impl Plan {
     pub fn has_changes(&self) -> bool {
         self.actions
             .iter()
-            .any(|a| a.category != Category::Unchanged || a.build)
+            .any(|a| a.category != Category::Unchanged || a.build || !a.batches.is_empty())
     }
 
     /// How many models fall in each category.
@@ -195,6 +204,34 @@ pub fn needed_snapshots(project: &Project, pointers: &BTreeMap<String, Pointer>)
             .filter(|(name, _)| project.index_of(name).is_none())
             .map(|(_, p)| p.fingerprint.clone()),
     );
+    out
+}
+
+/// The physical fingerprints whose ledgers a plan may consult: for every time-range model, the
+/// served version's physics, the new version's, and (for reuse) the previous version's.
+pub fn ledger_candidates(
+    project: &Project,
+    pointers: &BTreeMap<String, Pointer>,
+    snapshots: &HashMap<String, StoredSnapshot>,
+) -> Vec<String> {
+    let mut out = vec![];
+    for (m, fp) in project.models.iter().zip(&project.fingerprints) {
+        if !matches!(m.kind, Kind::IncrementalByTimeRange { .. }) {
+            continue;
+        }
+        out.push(fp.clone());
+        if let Some(s) = snapshots.get(fp) {
+            out.push(s.physical_fingerprint.clone());
+        }
+        if let Some(p) = pointers.get(&m.name) {
+            out.push(p.physical_fingerprint.clone());
+            if let Some(s) = snapshots.get(&p.fingerprint) {
+                out.push(s.physical_fingerprint.clone());
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
     out
 }
 
@@ -326,6 +363,33 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
         // a version the environment already serves was built before it was promoted
         let served = pointer.is_some_and(|p| &p.fingerprint == fp);
         let build = has_physics(&m.kind) && !served && !state.built.contains(&physical);
+        let batches = match &m.kind {
+            Kind::IncrementalByTimeRange {
+                batch_size,
+                lookback,
+                ..
+            } => {
+                let unit = interval::unit_of(m);
+                let start = m
+                    .start
+                    .as_deref()
+                    .or(project.config.start.as_deref())
+                    .and_then(|s| crate::time::parse_instant(s).ok())
+                    .unwrap_or_else(|| unit.floor(state.now) - unit.step());
+                let empty = Ledger::default();
+                let ledger = state.ledgers.get(&physical).unwrap_or(&empty);
+                interval::expected(start, state.now, unit)
+                    .map(|exp| {
+                        interval::batches(
+                            &interval::to_compute(ledger, exp, unit, *lookback),
+                            unit,
+                            *batch_size,
+                        )
+                    })
+                    .unwrap_or_default()
+            }
+            _ => vec![],
+        };
         if known.is_none() {
             new_snapshots.push(NewSnapshot {
                 fingerprint: fp.clone(),
@@ -362,6 +426,7 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
             build,
             explain,
             caused_by,
+            batches,
             sql_change,
         });
     }
@@ -389,6 +454,7 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
                 build: false,
                 explain: vec!["no longer in the project".into()],
                 caused_by: vec![],
+                batches: vec![],
                 sql_change: None,
             });
         }
