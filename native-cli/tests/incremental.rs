@@ -190,3 +190,34 @@ fn lookback_catches_a_row_that_arrived_late() {
         "true"
     );
 }
+
+#[test]
+fn plan_warns_about_window_functions_over_wide_batches() {
+    let windowed = |batch: &str| {
+        format!(
+            "MODEL (name m.ranked, kind INCREMENTAL_BY_TIME_RANGE (time_column ts{batch}), start '2026-01-01');\nSELECT id, ts, row_number() OVER (ORDER BY ts) AS rn FROM raw.events WHERE ts >= @start AND ts < @end"
+        )
+    };
+    let warnings = |batch: &str| {
+        let p = project(&[EVENTS_ROOT, ("models/ranked.sql", &windowed(batch))]);
+        let out = efmesh(p.path())
+            .env("EFMESH_NOW", "2026-01-05T00:00:00Z")
+            .args(["plan", "dev", "--json"])
+            .assert()
+            .success();
+        json(&out.get_output().stdout)["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let w = warnings(", batch_size 7");
+    assert_eq!(w.len(), 1);
+    assert!(
+        w[0].starts_with("window-over-batch: `m.ranked`") && w[0].contains("batch_size 7"),
+        "{w:?}"
+    );
+    assert!(warnings("").iter().any(|w| w.contains("no batch_size")));
+    assert!(warnings(", batch_size 1").is_empty());
+}

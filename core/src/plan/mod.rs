@@ -430,6 +430,28 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
             sql_change,
         });
     }
+    let mut warnings = vec![];
+    for &i in project.dag.topological_order() {
+        let m = &project.models[i];
+        if let Kind::IncrementalByTimeRange { batch_size, .. } = &m.kind {
+            let windowed = m
+                .query
+                .as_ref()
+                .and_then(|q| q.ast())
+                .is_some_and(crate::sql::columns::has_window_function);
+            if windowed && *batch_size != Some(1) {
+                let width = batch_size
+                    .map(|n| format!("batch_size {n}"))
+                    .unwrap_or_else(|| {
+                        "no batch_size (one batch for the whole missing range)".into()
+                    });
+                warnings.push(format!(
+                    "window-over-batch: `{}` computes a window function over each batch, and with {width} its result depends on how wide a batch is; set `batch_size 1` if every interval must be computed alone",
+                    m.name
+                ));
+            }
+        }
+    }
     let mut ordered: Vec<Action> = project
         .dag
         .topological_order()
@@ -462,7 +484,7 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
     Ok(Plan {
         env: env.to_string(),
         actions: ordered,
-        warnings: vec![],
+        warnings,
         new_snapshots,
     })
 }

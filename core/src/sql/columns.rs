@@ -649,6 +649,25 @@ impl Visitor for Checker<'_, '_> {
     }
 }
 
+/// Whether the query computes a window function anywhere (found on the AST, not by text):
+/// over a batch wider than one interval, its result depends on the batch width.
+pub fn has_window_function(query: &Query) -> bool {
+    struct Finder(bool);
+    impl Visitor for Finder {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            if matches!(e, Expr::Function(f) if f.over.is_some()) {
+                self.0 = true;
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut f = Finder(false);
+    let _ = query.visit(&mut f);
+    f.0
+}
+
 /// Whether any SELECT in the query projects `*` or `t.*`, whose width follows its sources:
 /// such a model's output changes when a parent gains a column.
 pub fn has_wildcard(query: &Query) -> bool {
@@ -740,6 +759,36 @@ mod tests {
             let r = run(sql);
             assert!(r.issues.is_empty(), "{sql}: {:?}", r.issues);
         }
+    }
+
+    #[test]
+    fn window_functions_are_found_structurally() {
+        let q = |sql: &str| {
+            let toks = Tokenizer::new(&sqlparser::dialect::DuckDbDialect {}, sql)
+                .tokenize_with_location()
+                .unwrap();
+            prepare_query(&toks, "m.sql", Dialect::DuckDb, false)
+                .unwrap()
+                .0
+        };
+        assert!(has_window_function(
+            q("SELECT row_number() OVER (PARTITION BY a ORDER BY b) AS rn FROM t")
+                .ast()
+                .unwrap()
+        ));
+        assert!(has_window_function(
+            q("SELECT * FROM (SELECT sum(x) OVER w AS s FROM t WINDOW w AS (ORDER BY y))")
+                .ast()
+                .unwrap()
+        ));
+        assert!(
+            !has_window_function(
+                q("SELECT 'OVER (' AS over_text, sum(x) AS s FROM t GROUP BY 1")
+                    .ast()
+                    .unwrap()
+            ),
+            "text is not structure"
+        );
     }
 
     #[test]
