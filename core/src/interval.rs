@@ -61,6 +61,15 @@ impl std::fmt::Display for Range {
 }
 
 impl IntervalUnit {
+    /// The unit's name as written in `interval_unit`.
+    pub fn label(self) -> &'static str {
+        match self {
+            IntervalUnit::Minute => "minute",
+            IntervalUnit::Hour => "hour",
+            IntervalUnit::Day => "day",
+        }
+    }
+
     /// The length of one interval.
     pub fn step(self) -> Duration {
         match self {

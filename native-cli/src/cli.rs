@@ -101,6 +101,27 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Replay a past range of a time-range model and its time-range descendants: clears their
+    /// done intervals so the next apply recomputes exactly that range.
+    Restate {
+        /// The environment.
+        env: String,
+        /// The INCREMENTAL_BY_TIME_RANGE model.
+        #[arg(long)]
+        model: String,
+        /// First instant to recompute (ISO UTC, aligned to the model's intervals).
+        #[arg(long)]
+        from: String,
+        /// First instant not to recompute.
+        #[arg(long)]
+        to: String,
+        /// Show what would be recomputed; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Drop physical tables no environment has referenced for longer than the ttl.
     Janitor {
         /// Days an orphaned table is kept.
@@ -433,6 +454,35 @@ pub fn run(cli: Cli) -> ExitCode {
             explain,
             json,
         } => apply_command(&dir, &env, yes, explain, json),
+        Command::Restate {
+            env,
+            model,
+            from,
+            to,
+            dry_run,
+            json,
+        } => match Efmesh::open(&dir).and_then(|p| p.restate(&env, &model, &from, &to, dry_run)) {
+            Err(e) => fail(e, json),
+            Ok(r) => {
+                if json {
+                    print_json(&r);
+                } else {
+                    let verb = if r.dry_run { "would clear" } else { "cleared" };
+                    for x in &r.restated {
+                        let note = if x.was_done {
+                            ""
+                        } else {
+                            " (nothing there was done yet)"
+                        };
+                        println!("{verb} {} [{}, {}){note}", x.model, x.start, x.end);
+                    }
+                    if !r.dry_run {
+                        println!("the next `efmesh apply {}` recomputes these ranges", r.env);
+                    }
+                }
+                ExitCode::SUCCESS
+            }
+        },
         Command::Janitor { ttl, dry_run, json } => {
             let opts = crate::JanitorOptions {
                 ttl_days: ttl,

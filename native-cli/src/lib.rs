@@ -38,6 +38,7 @@ pub mod janitor;
 pub mod plan_cache;
 pub mod plan_view;
 pub mod report;
+pub mod restate;
 pub mod state;
 
 pub use apply::{ApplyOptions, ApplyOutcome};
@@ -299,6 +300,31 @@ impl Efmesh {
             &mut self.state()?,
             &mut self.engine()?,
             &opts,
+        )
+    }
+
+    /// Clear `[from, to)` of a time-range model and its time-range descendants in `env`, so
+    /// the next apply recomputes exactly that range.
+    pub fn restate(
+        &self,
+        env: &str,
+        model: &str,
+        from: &str,
+        to: &str,
+        dry_run: bool,
+    ) -> Result<restate::RestateReport, Error> {
+        naming::validate_env(env).map_err(|e| Error::Argument {
+            message: e.to_string(),
+            help: None,
+        })?;
+        restate::restate(
+            &self.project,
+            &mut self.state()?,
+            env,
+            model,
+            from,
+            to,
+            dry_run,
         )
     }
 

@@ -5,6 +5,7 @@ mod common;
 use common::*;
 use efmesh::engine::duckdb::DuckDbEngine;
 use efmesh::engine::Engine;
+use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
 
@@ -220,4 +221,128 @@ fn plan_warns_about_window_functions_over_wide_batches() {
     );
     assert!(warnings("").iter().any(|w| w.contains("no batch_size")));
     assert!(warnings(", batch_size 1").is_empty());
+}
+
+#[test]
+fn restate_recomputes_exactly_the_asked_range() {
+    let weekly = ("models/weekly.sql", "MODEL (name m.hourly_copy, kind INCREMENTAL_BY_TIME_RANGE (time_column ts), interval_unit hour, start '2026-01-01');\nSELECT id, ts FROM m.daily WHERE ts >= @start AND ts < @end");
+    let p = project(&[
+        EVENTS_ROOT,
+        ("models/daily.sql", &daily(", batch_size 7", "")),
+        weekly,
+    ]);
+    apply_at(p.path(), "dev", "2026-03-01T00:00:00Z");
+    let restate = |args: &[&str]| {
+        efmesh(p.path())
+            .env("EFMESH_NOW", "2026-03-01T00:00:00Z")
+            .args(["restate", "dev", "--model", "m.daily"])
+            .args(args)
+            .assert()
+    };
+    // misaligned bounds name the nearest aligned values
+    restate(&["--from", "2026-02-01T05:00:00Z", "--to", "2026-02-08"])
+        .code(1)
+        .stderr(
+            predicates::str::contains("not aligned to `m.daily`'s day intervals").and(
+                predicates::str::contains("2026-02-01T00:00:00Z and 2026-02-02T00:00:00Z"),
+            ),
+        );
+    // a dry run lists the model and its time-range descendant, and changes nothing
+    let out = restate(&[
+        "--from",
+        "2026-02-01",
+        "--to",
+        "2026-02-08",
+        "--dry-run",
+        "--json",
+    ])
+    .success();
+    let v = json(&out.get_output().stdout);
+    let models: Vec<&str> = v["restated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, vec!["m.daily", "m.hourly_copy"]);
+    let plan = |dir: &Path| {
+        json(
+            &efmesh(dir)
+                .env("EFMESH_NOW", "2026-03-01T00:00:00Z")
+                .args(["plan", "dev", "--json"])
+                .assert()
+                .success()
+                .get_output()
+                .stdout,
+        )
+    };
+    assert_eq!(plan(p.path())["hasChanges"], false);
+    restate(&["--from", "2026-02-01", "--to", "2026-02-08"]).success();
+    let v = apply_at(p.path(), "dev", "2026-03-01T00:00:00Z");
+    let got: Vec<(String, String, String)> = v["batches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["model"].as_str().unwrap().into(),
+                b["start"].as_str().unwrap().into(),
+                b["end"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "m.daily".into(),
+                "2026-02-01T00:00:00Z".into(),
+                "2026-02-08T00:00:00Z".into()
+            ),
+            (
+                "m.hourly_copy".into(),
+                "2026-02-01T00:00:00Z".into(),
+                "2026-02-08T00:00:00Z".into()
+            )
+        ]
+    );
+    assert_eq!(
+        query(p.path(), "SELECT count(*)::VARCHAR FROM dev__m.daily"),
+        (59 * 24).to_string(),
+        "no duplicates after the replay"
+    );
+    // other kinds are refused by name
+    let full = project(&[EVENTS_ROOT]);
+    apply_at(full.path(), "dev", "2026-03-01T00:00:00Z");
+    efmesh(full.path())
+        .args([
+            "restate",
+            "dev",
+            "--model",
+            "raw.events",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-01-02",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("only INCREMENTAL_BY_TIME_RANGE"));
+    let scd = project(&[EVENTS_ROOT, ("models/h.sql", "MODEL (name m.hist, kind SCD_TYPE_2 (unique_key id, updated_at_name ts));\nSELECT id, ts FROM raw.events")]);
+    efmesh(scd.path())
+        .args([
+            "restate",
+            "dev",
+            "--model",
+            "m.hist",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-01-02",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "is SCD_TYPE_2: its history is versions of rows",
+        ));
 }

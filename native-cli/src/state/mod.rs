@@ -164,6 +164,8 @@ pub trait StateStore {
     fn mark_done(&mut self, physical_fingerprint: &str, range: Range) -> Result<(), StateError>;
     /// Record that computing `range` failed.
     fn mark_failed(&mut self, physical_fingerprint: &str, range: Range) -> Result<(), StateError>;
+    /// Clear done intervals (a restatement), all in one transaction.
+    fn clear_intervals(&mut self, ranges: &[(String, Range)]) -> Result<(), StateError>;
     /// The most recent journal entries of an environment, newest first.
     fn journal(&mut self, env: &str, limit: usize) -> Result<Vec<JournalEntry>, StateError>;
 }

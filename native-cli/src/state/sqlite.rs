@@ -613,6 +613,44 @@ impl StateStore for SqliteState {
         tx.commit().map_err(e)
     }
 
+    fn clear_intervals(&mut self, ranges: &[(String, Range)]) -> Result<(), StateError> {
+        let now = ts(Utc::now());
+        let location = self.location.clone();
+        let e = store_err(&location);
+        let tx = self.immediate()?;
+        for (pfp, range) in ranges {
+            let mut ledger = Ledger::default();
+            {
+                let mut stmt = tx.prepare_cached("SELECT start_at, end_at FROM intervals WHERE physical_fingerprint = ?1 AND status = 'done'").map_err(e)?;
+                let rows = stmt
+                    .query_map(params![pfp], |r| {
+                        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                    })
+                    .map_err(e)?;
+                for row in rows {
+                    let (s, t) = row.map_err(e)?;
+                    if let (Some(s), Some(t)) = (parse_edge(&s), parse_edge(&t)) {
+                        ledger.insert(Range::new(s, t));
+                    }
+                }
+            }
+            ledger.remove(*range);
+            tx.execute(
+                "DELETE FROM intervals WHERE physical_fingerprint = ?1 AND status = 'done'",
+                params![pfp],
+            )
+            .map_err(e)?;
+            for r in ledger.ranges() {
+                tx.execute(
+                    "INSERT INTO intervals (physical_fingerprint, status, start_at, end_at, updated_at) VALUES (?1, 'done', ?2, ?3, ?4)",
+                    params![pfp, edge(r.start), edge(r.end), now],
+                )
+                .map_err(e)?;
+            }
+        }
+        tx.commit().map_err(e)
+    }
+
     fn mark_failed(&mut self, physical_fingerprint: &str, range: Range) -> Result<(), StateError> {
         let location = self.location.clone();
         let e = store_err(&location);
