@@ -49,11 +49,7 @@ fn run_batches(
     engine: &mut dyn Engine,
 ) -> Result<Vec<BatchDone>, Error> {
     let m = &project.models[i];
-    let Kind::IncrementalByTimeRange { time_column, .. } = &m.kind else {
-        return Ok(vec![]);
-    };
     let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
-    let tc = engine.quote(time_column);
     let mut done = vec![];
     for (k, b) in a.batches.iter().enumerate() {
         let sql = render_model(
@@ -65,11 +61,20 @@ fn run_batches(
             false,
         )
         .map_err(|e| Error::Render(e.to_string()))?;
-        let (s, e) = (edge_literal(b.start), edge_literal(b.end));
-        let statements = [
-            format!("DELETE FROM {physical} WHERE {tc} >= {s} AND {tc} < {e}"),
-            format!("INSERT INTO {physical} SELECT * FROM ({sql}) AS q WHERE q.{tc} >= {s} AND q.{tc} < {e}"),
-        ];
+        let statements = match &m.kind {
+            Kind::IncrementalByTimeRange { time_column, .. } => {
+                let tc = engine.quote(time_column);
+                let (s, e) = (edge_literal(b.start), edge_literal(b.end));
+                vec![
+                    format!("DELETE FROM {physical} WHERE {tc} >= {s} AND {tc} < {e}"),
+                    format!("INSERT INTO {physical} SELECT * FROM ({sql}) AS q WHERE q.{tc} >= {s} AND q.{tc} < {e}"),
+                ]
+            }
+            Kind::IncrementalByUniqueKey { unique_key, .. } => {
+                upsert_statements(engine, physical, &sql, unique_key)
+            }
+            _ => return Ok(done),
+        };
         let batch = format!("{}/{}", k + 1, a.batches.len());
         tracing::info!(model = a.model.as_str(), batch = batch.as_str(), interval = %b, "backfilling");
         match engine.transaction(&format!("computing {} for {b}", a.model), &statements) {
@@ -95,6 +100,46 @@ fn run_batches(
         });
     }
     Ok(done)
+}
+
+/// An upsert by unique key in one transaction: stage the batch, refuse duplicate or NULL keys
+/// (naming up to five of them: picking one row silently would hide a data bug), delete the
+/// incoming keys, insert the batch.
+fn upsert_statements(
+    engine: &dyn Engine,
+    physical: &str,
+    sql: &str,
+    unique_key: &[String],
+) -> Vec<String> {
+    let keys: Vec<String> = unique_key.iter().map(|k| engine.quote(k)).collect();
+    let key_list = keys.join(", ");
+    let key_text = if keys.len() == 1 {
+        format!("CAST({} AS VARCHAR)", keys[0])
+    } else {
+        format!("CAST(({key_list}) AS VARCHAR)")
+    };
+    let any_null = keys
+        .iter()
+        .map(|k| format!("{k} IS NULL"))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    let matches = keys
+        .iter()
+        .map(|k| format!("t.{k} = b.{k}"))
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    let staging = "efmesh_upsert_batch";
+    vec![
+        format!("CREATE OR REPLACE TEMP TABLE {staging} AS SELECT * FROM ({sql}) AS q"),
+        format!(
+            "SELECT error('duplicate unique_key ({}) values in one batch: ' || string_agg(k, ', ')) FROM (SELECT {key_text} AS k FROM {staging} GROUP BY {key_list} HAVING count(*) > 1 ORDER BY 1 LIMIT 5) HAVING count(*) > 0",
+            unique_key.join(", ")
+        ),
+        format!("SELECT error('NULL unique_key ({}) in ' || count(*) || ' row(s) of the batch') FROM {staging} WHERE {any_null} HAVING count(*) > 0", unique_key.join(", ")),
+        format!("DELETE FROM {physical} AS t USING {staging} AS b WHERE {matches}"),
+        format!("INSERT INTO {physical} SELECT * FROM {staging}"),
+        format!("DROP TABLE {staging}"),
+    ]
 }
 
 /// Options for applying a plan.
@@ -186,9 +231,11 @@ fn build_statement(
                     materialized: false,
                 } => format!("CREATE OR REPLACE VIEW {physical} AS {sql}"),
                 // created empty with the query's columns; the interval batches fill it
-                Kind::IncrementalByTimeRange { .. } => format!(
-                    "CREATE OR REPLACE TABLE {physical} AS SELECT * FROM ({sql}) AS q LIMIT 0"
-                ),
+                Kind::IncrementalByTimeRange { .. } | Kind::IncrementalByUniqueKey { .. } => {
+                    format!(
+                        "CREATE OR REPLACE TABLE {physical} AS SELECT * FROM ({sql}) AS q LIMIT 0"
+                    )
+                }
                 _ => format!("CREATE OR REPLACE TABLE {physical} AS {sql}"),
             })
         }

@@ -146,9 +146,9 @@ pub fn noop_plan(
     models: &[CachedModel],
     pointers: &BTreeMap<String, Pointer>,
 ) -> Option<Plan> {
-    // intervals fall due as time passes: only a full plan can tell for time-range models
+    // intervals fall due as time passes: only a full plan can tell for incremental models
     if pointers.len() != models.len()
-        || models.iter().any(|m| m.kind == "INCREMENTAL_BY_TIME_RANGE")
+        || models.iter().any(|m| m.kind.starts_with("INCREMENTAL_BY_"))
     {
         return None;
     }

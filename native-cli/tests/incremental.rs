@@ -346,3 +346,65 @@ fn restate_recomputes_exactly_the_asked_range() {
             "is SCD_TYPE_2: its history is versions of rows",
         ));
 }
+
+#[test]
+fn unique_key_models_upsert_and_refuse_duplicate_or_null_keys() {
+    let p = project(&[
+        ("models/src.sql", "MODEL (name raw.customers, kind EXTERNAL (table landing.customers), columns (id BIGINT, tier VARCHAR));"),
+        (
+            "models/cur.sql",
+            "MODEL (name m.customers, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id), start '2026-01-01', cron '@daily', columns (id BIGINT, tier VARCHAR));\nSELECT id, tier FROM raw.customers",
+        ),
+    ]);
+    let exec = |sql: &str| {
+        let cfg = efmesh_core::config::Config::defaults("t").engine;
+        let mut e = DuckDbEngine::open(p.path(), "efmesh.duckdb", &cfg).unwrap();
+        e.execute("test setup", sql).unwrap();
+    };
+    exec("CREATE SCHEMA landing; CREATE TABLE landing.customers AS SELECT * FROM (VALUES (1, 'gold'), (2, 'silver')) t(id, tier)");
+    apply_at(p.path(), "dev", "2026-01-03T00:00:00Z");
+    assert_eq!(
+        query(
+            p.path(),
+            "SELECT string_agg(id || ':' || tier, ',' ORDER BY id) FROM dev__m.customers"
+        ),
+        "1:gold,2:silver"
+    );
+    // a changed row and a new key arrive
+    exec("UPDATE landing.customers SET tier = 'platinum' WHERE id = 1; INSERT INTO landing.customers VALUES (3, 'bronze')");
+    apply_at(p.path(), "dev", "2026-01-04T00:00:00Z");
+    assert_eq!(
+        query(
+            p.path(),
+            "SELECT string_agg(id || ':' || tier, ',' ORDER BY id) FROM dev__m.customers"
+        ),
+        "1:platinum,2:silver,3:bronze"
+    );
+    // a duplicated key in one batch is refused, naming the key; nothing is half-written
+    exec("INSERT INTO landing.customers VALUES (2, 'gold'), (2, 'lead')");
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-05T00:00:00Z")
+        .args(["apply", "dev", "--yes"])
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("duplicate unique_key (id) values in one batch: 2")
+            && err.contains("m.customers")
+            && err.contains("2026-01-04"),
+        "{err}"
+    );
+    assert_eq!(
+        query(p.path(), "SELECT count(*)::VARCHAR FROM dev__m.customers"),
+        "3"
+    );
+    // so is a NULL key
+    exec("DELETE FROM landing.customers WHERE id = 2 AND tier <> 'silver'; INSERT INTO landing.customers VALUES (NULL, 'ghost')");
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-05T00:00:00Z")
+        .args(["apply", "dev", "--yes"])
+        .assert()
+        .code(1);
+    assert!(String::from_utf8_lossy(&out.get_output().stderr)
+        .contains("NULL unique_key (id) in 1 row(s)"));
+}

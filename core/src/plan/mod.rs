@@ -207,7 +207,7 @@ pub fn needed_snapshots(project: &Project, pointers: &BTreeMap<String, Pointer>)
     out
 }
 
-/// The physical fingerprints whose ledgers a plan may consult: for every time-range model, the
+/// The physical fingerprints whose ledgers a plan may consult: for every interval model, the
 /// served version's physics, the new version's, and (for reuse) the previous version's.
 pub fn ledger_candidates(
     project: &Project,
@@ -216,7 +216,7 @@ pub fn ledger_candidates(
 ) -> Vec<String> {
     let mut out = vec![];
     for (m, fp) in project.models.iter().zip(&project.fingerprints) {
-        if !matches!(m.kind, Kind::IncrementalByTimeRange { .. }) {
+        if !has_intervals(&m.kind) {
             continue;
         }
         out.push(fp.clone());
@@ -233,6 +233,14 @@ pub fn ledger_candidates(
     out.sort();
     out.dedup();
     out
+}
+
+/// Whether a model kind is computed interval by interval through the ledger.
+pub fn has_intervals(kind: &Kind) -> bool {
+    matches!(
+        kind,
+        Kind::IncrementalByTimeRange { .. } | Kind::IncrementalByUniqueKey { .. }
+    )
 }
 
 /// Whether a model kind has physics of its own.
@@ -365,6 +373,11 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
         let build = has_physics(&m.kind) && !served && !state.built.contains(&physical);
         let batches = match &m.kind {
             Kind::IncrementalByTimeRange {
+                batch_size,
+                lookback,
+                ..
+            }
+            | Kind::IncrementalByUniqueKey {
                 batch_size,
                 lookback,
                 ..
