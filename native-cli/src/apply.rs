@@ -73,6 +73,9 @@ fn run_batches(
             Kind::IncrementalByUniqueKey { unique_key, .. } => {
                 upsert_statements(engine, physical, &sql, unique_key)
             }
+            Kind::ScdType2 { .. } | Kind::ScdType2ByColumn { .. } => {
+                scd_statements(engine, project, i, physical, &sql, b.end)?
+            }
             _ => return Ok(done),
         };
         let batch = format!("{}/{}", k + 1, a.batches.len());
@@ -112,6 +115,29 @@ fn upsert_statements(
     unique_key: &[String],
 ) -> Vec<String> {
     let keys: Vec<String> = unique_key.iter().map(|k| engine.quote(k)).collect();
+    let matches = keys
+        .iter()
+        .map(|k| format!("t.{k} = b.{k}"))
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    let staging = "efmesh_upsert_batch";
+    let mut out = stage_with_key_checks(engine, staging, sql, unique_key);
+    out.push(format!(
+        "DELETE FROM {physical} AS t USING {staging} AS b WHERE {matches}"
+    ));
+    out.push(format!("INSERT INTO {physical} SELECT * FROM {staging}"));
+    out.push(format!("DROP TABLE {staging}"));
+    out
+}
+
+/// Stage a batch's rows in a temp table and refuse duplicate or NULL keys, naming up to five.
+fn stage_with_key_checks(
+    engine: &dyn Engine,
+    staging: &str,
+    sql: &str,
+    unique_key: &[String],
+) -> Vec<String> {
+    let keys: Vec<String> = unique_key.iter().map(|k| engine.quote(k)).collect();
     let key_list = keys.join(", ");
     let key_text = if keys.len() == 1 {
         format!("CAST({} AS VARCHAR)", keys[0])
@@ -123,23 +149,130 @@ fn upsert_statements(
         .map(|k| format!("{k} IS NULL"))
         .collect::<Vec<_>>()
         .join(" OR ");
-    let matches = keys
-        .iter()
-        .map(|k| format!("t.{k} = b.{k}"))
-        .collect::<Vec<_>>()
-        .join(" AND ");
-    let staging = "efmesh_upsert_batch";
+    let names = unique_key.join(", ");
     vec![
         format!("CREATE OR REPLACE TEMP TABLE {staging} AS SELECT * FROM ({sql}) AS q"),
         format!(
-            "SELECT error('duplicate unique_key ({}) values in one batch: ' || string_agg(k, ', ')) FROM (SELECT {key_text} AS k FROM {staging} GROUP BY {key_list} HAVING count(*) > 1 ORDER BY 1 LIMIT 5) HAVING count(*) > 0",
-            unique_key.join(", ")
+            "SELECT error('duplicate unique_key ({names}) values in one batch: ' || string_agg(k, ', ')) FROM (SELECT {key_text} AS k FROM {staging} GROUP BY {key_list} HAVING count(*) > 1 ORDER BY 1 LIMIT 5) HAVING count(*) > 0"
         ),
-        format!("SELECT error('NULL unique_key ({}) in ' || count(*) || ' row(s) of the batch') FROM {staging} WHERE {any_null} HAVING count(*) > 0", unique_key.join(", ")),
-        format!("DELETE FROM {physical} AS t USING {staging} AS b WHERE {matches}"),
-        format!("INSERT INTO {physical} SELECT * FROM {staging}"),
-        format!("DROP TABLE {staging}"),
+        format!("SELECT error('NULL unique_key ({names}) in ' || count(*) || ' row(s) of the batch') FROM {staging} WHERE {any_null} HAVING count(*) > 0"),
     ]
+}
+
+/// One SCD type 2 run in one transaction: compare a snapshot of the source with the open
+/// versions, close the ones that changed (and, with `invalidate_hard_deletes`, the ones that
+/// disappeared), and open a version for every key without an open one. By time, a row changed
+/// when its `updated_at` moved forward, and the new version is valid from it; by column, a row
+/// changed when a compared column differs, and versions are valid from the run's time (the
+/// batch end). First versions are valid from 1970-01-01 unless the kind says otherwise.
+fn scd_statements(
+    engine: &dyn Engine,
+    project: &Project,
+    i: usize,
+    physical: &str,
+    sql: &str,
+    run_time: NaiveDateTime,
+) -> Result<Vec<String>, Error> {
+    let m = &project.models[i];
+    let q = |s: &str| engine.quote(s);
+    let staging = "efmesh_scd_batch";
+    let epoch = "TIMESTAMP '1970-01-01 00:00:00'".to_string();
+    let now = edge_literal(run_time);
+    let (unique_key, valid_from_name, valid_to_name, invalidate) = match &m.kind {
+        Kind::ScdType2 {
+            unique_key,
+            valid_from_name,
+            valid_to_name,
+            invalidate_hard_deletes,
+            ..
+        }
+        | Kind::ScdType2ByColumn {
+            unique_key,
+            valid_from_name,
+            valid_to_name,
+            invalidate_hard_deletes,
+            ..
+        } => (
+            unique_key,
+            valid_from_name,
+            valid_to_name,
+            *invalidate_hard_deletes,
+        ),
+        _ => return Ok(vec![]),
+    };
+    let vt = q(valid_to_name);
+    let matches = unique_key
+        .iter()
+        .map(|k| format!("t.{0} = s.{0}", q(k)))
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    let (changed, new_from, first_from) = match &m.kind {
+        Kind::ScdType2 {
+            updated_at_name,
+            updated_at_as_valid_from,
+            ..
+        } => {
+            let u = format!("CAST(s.{} AS TIMESTAMP)", q(updated_at_name));
+            let first = if *updated_at_as_valid_from {
+                u.clone()
+            } else {
+                epoch
+            };
+            (
+                format!("{u} > CAST(t.{} AS TIMESTAMP)", q(updated_at_name)),
+                u,
+                first,
+            )
+        }
+        Kind::ScdType2ByColumn {
+            columns,
+            execution_time_as_valid_from,
+            ..
+        } => {
+            let compared: Vec<String> = if columns.iter().any(|c| c == "*") {
+                let all = project.columns[i]
+                    .clone()
+                    .ok_or_else(|| Error::Render(format!("`{}` compares all columns (`columns *`), but its output columns are unknown; declare `columns`", m.name)))?;
+                all.into_iter()
+                    .filter(|c| {
+                        !unique_key.contains(c) && c != valid_from_name && c != valid_to_name
+                    })
+                    .collect()
+            } else {
+                columns.clone()
+            };
+            let any = compared
+                .iter()
+                .map(|c| format!("t.{0} IS DISTINCT FROM s.{0}", q(c)))
+                .collect::<Vec<_>>()
+                .join(" OR ");
+            let first = if *execution_time_as_valid_from {
+                now.clone()
+            } else {
+                epoch
+            };
+            (
+                if any.is_empty() {
+                    "false".into()
+                } else {
+                    format!("({any})")
+                },
+                now.clone(),
+                first,
+            )
+        }
+        _ => return Ok(vec![]),
+    };
+    let mut out = stage_with_key_checks(engine, staging, sql, unique_key);
+    out.push(format!("UPDATE {physical} AS t SET {vt} = {new_from} FROM {staging} AS s WHERE {matches} AND t.{vt} IS NULL AND {changed}"));
+    if invalidate {
+        out.push(format!("UPDATE {physical} AS t SET {vt} = {now} WHERE t.{vt} IS NULL AND NOT EXISTS (SELECT 1 FROM {staging} AS s WHERE {matches})"));
+    }
+    out.push(format!(
+        "INSERT INTO {physical} SELECT s.*, CASE WHEN EXISTS (SELECT 1 FROM {physical} AS t WHERE {matches}) THEN {new_from} ELSE {first_from} END, CAST(NULL AS TIMESTAMP) FROM {staging} AS s WHERE NOT EXISTS (SELECT 1 FROM {physical} AS t WHERE {matches} AND t.{vt} IS NULL)"
+    ));
+    out.push(format!("DROP TABLE {staging}"));
+    Ok(out)
 }
 
 /// Options for applying a plan.
@@ -231,6 +364,9 @@ fn build_statement(
                     materialized: false,
                 } => format!("CREATE OR REPLACE VIEW {physical} AS {sql}"),
                 // created empty with the query's columns; the interval batches fill it
+                Kind::ScdType2 { valid_from_name, valid_to_name, .. } | Kind::ScdType2ByColumn { valid_from_name, valid_to_name, .. } => format!(
+                    "CREATE OR REPLACE TABLE {physical} AS SELECT *, CAST(NULL AS TIMESTAMP) AS \"{valid_from_name}\", CAST(NULL AS TIMESTAMP) AS \"{valid_to_name}\" FROM ({sql}) AS q LIMIT 0"
+                ),
                 Kind::IncrementalByTimeRange { .. } | Kind::IncrementalByUniqueKey { .. } => {
                     format!(
                         "CREATE OR REPLACE TABLE {physical} AS SELECT * FROM ({sql}) AS q LIMIT 0"

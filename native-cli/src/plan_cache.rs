@@ -28,6 +28,9 @@ pub struct CachedModel {
     pub fingerprint: String,
     /// Its metadata hash.
     pub metadata_hash: String,
+    /// Whether it is computed interval by interval (then only a full plan knows what is due).
+    #[serde(default)]
+    pub intervals: bool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -104,6 +107,7 @@ pub fn remember(root: &Path, config_text: &str, sources: &ProjectSources, projec
                 kind: m.kind.name().to_string(),
                 fingerprint: fp.clone(),
                 metadata_hash: efmesh_core::fingerprint::metadata_hash(m),
+                intervals: efmesh_core::plan::has_intervals(&m.kind),
             })
             .collect(),
     };
@@ -147,9 +151,7 @@ pub fn noop_plan(
     pointers: &BTreeMap<String, Pointer>,
 ) -> Option<Plan> {
     // intervals fall due as time passes: only a full plan can tell for incremental models
-    if pointers.len() != models.len()
-        || models.iter().any(|m| m.kind.starts_with("INCREMENTAL_BY_"))
-    {
+    if pointers.len() != models.len() || models.iter().any(|m| m.intervals) {
         return None;
     }
     let mut actions = Vec::with_capacity(models.len());

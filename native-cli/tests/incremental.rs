@@ -408,3 +408,65 @@ fn unique_key_models_upsert_and_refuse_duplicate_or_null_keys() {
     assert!(String::from_utf8_lossy(&out.get_output().stderr)
         .contains("NULL unique_key (id) in 1 row(s)"));
 }
+
+#[test]
+fn scd_type_2_history_survives_three_applies_and_a_non_breaking_change_upstream() {
+    // a VIEW upstream is always live (a FULL model refreshes only when its definition changes
+    // until scheduled runs land)
+    let stg =
+        "MODEL (name stg.customers, kind VIEW);\nSELECT id, tier, updated_at FROM raw.customers";
+    let p = project(&[
+        ("models/src.sql", "MODEL (name raw.customers, kind EXTERNAL (table landing.customers), columns (id BIGINT, tier VARCHAR, updated_at TIMESTAMP));"),
+        ("models/stg.sql", stg),
+        (
+            "models/hist.sql",
+            "MODEL (name m.hist, kind SCD_TYPE_2 (unique_key id, updated_at_name updated_at), cron '@daily', start '2026-01-01');\nSELECT id, tier, updated_at FROM stg.customers",
+        ),
+        (
+            "models/tiers.sql",
+            "MODEL (name m.tiers, kind SCD_TYPE_2_BY_COLUMN (unique_key id, columns [tier], invalidate_hard_deletes true), cron '@daily', start '2026-01-01');\nSELECT id, tier FROM stg.customers",
+        ),
+    ]);
+    let exec = |sql: &str| {
+        let cfg = efmesh_core::config::Config::defaults("t").engine;
+        let mut e = DuckDbEngine::open(p.path(), "efmesh.duckdb", &cfg).unwrap();
+        e.execute("test setup", sql).unwrap();
+    };
+    let history = |model: &str| {
+        query(
+            p.path(),
+            &format!("SELECT string_agg(id || ':' || tier || ':' || strftime(valid_from, '%m-%d %H') || '..' || coalesce(strftime(valid_to, '%m-%d %H'), 'open'), ' ' ORDER BY id, valid_from) FROM dev__{model}"),
+        )
+    };
+    exec("CREATE SCHEMA landing; CREATE TABLE landing.customers AS SELECT * FROM (VALUES (1, 'gold', TIMESTAMP '2026-01-01 10:00'), (2, 'silver', TIMESTAMP '2026-01-01 11:00')) t(id, tier, updated_at)");
+    apply_at(p.path(), "dev", "2026-01-02T00:00:00Z");
+    assert_eq!(
+        history("m.hist"),
+        "1:gold:01-01 00..open 2:silver:01-01 00..open"
+    );
+
+    // 1 changes tier, 3 appears
+    exec("UPDATE landing.customers SET tier = 'platinum', updated_at = TIMESTAMP '2026-01-02 09:00' WHERE id = 1; INSERT INTO landing.customers VALUES (3, 'bronze', TIMESTAMP '2026-01-02 10:00')");
+    apply_at(p.path(), "dev", "2026-01-03T00:00:00Z");
+    assert_eq!(history("m.hist"), "1:gold:01-01 00..01-02 09 1:platinum:01-02 09..open 2:silver:01-01 00..open 3:bronze:01-01 00..open");
+
+    // a non-breaking change upstream: the SCD models keep their physics and so their history
+    std::fs::write(p.path().join("models/stg.sql"), "MODEL (name stg.customers, kind VIEW);\nSELECT id, tier, updated_at, upper(tier) AS tier_upper FROM raw.customers").unwrap();
+    exec("UPDATE landing.customers SET tier = 'bronze', updated_at = TIMESTAMP '2026-01-03 08:00' WHERE id = 2; DELETE FROM landing.customers WHERE id = 3");
+    let v = apply_at(p.path(), "dev", "2026-01-04T00:00:00Z");
+    assert_eq!(
+        v["built"],
+        serde_json::json!(["stg.customers"]),
+        "only the changed model is rebuilt"
+    );
+    assert_eq!(
+        history("m.hist"),
+        "1:gold:01-01 00..01-02 09 1:platinum:01-02 09..open 2:silver:01-01 00..01-03 08 2:bronze:01-03 08..open 3:bronze:01-01 00..open",
+        "by time: a row that disappeared stays open (invalidate_hard_deletes defaults to false)"
+    );
+    assert_eq!(
+        history("m.tiers"),
+        "1:gold:01-01 00..01-03 00 1:platinum:01-03 00..open 2:silver:01-01 00..01-04 00 2:bronze:01-04 00..open 3:bronze:01-01 00..01-04 00",
+        "by column: versions change at the run's time, and the hard delete closes id 3"
+    );
+}

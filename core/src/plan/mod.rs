@@ -239,7 +239,10 @@ pub fn ledger_candidates(
 pub fn has_intervals(kind: &Kind) -> bool {
     matches!(
         kind,
-        Kind::IncrementalByTimeRange { .. } | Kind::IncrementalByUniqueKey { .. }
+        Kind::IncrementalByTimeRange { .. }
+            | Kind::IncrementalByUniqueKey { .. }
+            | Kind::ScdType2 { .. }
+            | Kind::ScdType2ByColumn { .. }
     )
 }
 
@@ -372,16 +375,21 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
         let served = pointer.is_some_and(|p| &p.fingerprint == fp);
         let build = has_physics(&m.kind) && !served && !state.built.contains(&physical);
         let batches = match &m.kind {
-            Kind::IncrementalByTimeRange {
-                batch_size,
-                lookback,
-                ..
-            }
-            | Kind::IncrementalByUniqueKey {
-                batch_size,
-                lookback,
-                ..
-            } => {
+            kind if has_intervals(kind) => {
+                let (batch_size, lookback) = match kind {
+                    Kind::IncrementalByTimeRange {
+                        batch_size,
+                        lookback,
+                        ..
+                    }
+                    | Kind::IncrementalByUniqueKey {
+                        batch_size,
+                        lookback,
+                        ..
+                    } => (*batch_size, *lookback),
+                    // each SCD run compares one snapshot of the source with the history
+                    _ => (Some(1), 0),
+                };
                 let unit = interval::unit_of(m);
                 let start = m
                     .start
@@ -394,9 +402,9 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
                 interval::expected(start, state.now, unit)
                     .map(|exp| {
                         interval::batches(
-                            &interval::to_compute(ledger, exp, unit, *lookback),
+                            &interval::to_compute(ledger, exp, unit, lookback),
                             unit,
-                            *batch_size,
+                            batch_size,
                         )
                     })
                     .unwrap_or_default()
