@@ -67,7 +67,7 @@ fn run_batches(
                 let (s, e) = (edge_literal(b.start), edge_literal(b.end));
                 vec![
                     format!("DELETE FROM {physical} WHERE {tc} >= {s} AND {tc} < {e}"),
-                    format!("INSERT INTO {physical} SELECT * FROM ({sql}) AS q WHERE q.{tc} >= {s} AND q.{tc} < {e}"),
+                    format!("INSERT INTO {physical} BY NAME SELECT * FROM ({sql}) AS q WHERE q.{tc} >= {s} AND q.{tc} < {e}"),
                 ]
             }
             Kind::IncrementalByUniqueKey { unique_key, .. } => {
@@ -125,7 +125,9 @@ fn upsert_statements(
     out.push(format!(
         "DELETE FROM {physical} AS t USING {staging} AS b WHERE {matches}"
     ));
-    out.push(format!("INSERT INTO {physical} SELECT * FROM {staging}"));
+    out.push(format!(
+        "INSERT INTO {physical} BY NAME SELECT * FROM {staging}"
+    ));
     out.push(format!("DROP TABLE {staging}"));
     out
 }
@@ -201,6 +203,7 @@ fn scd_statements(
         _ => return Ok(vec![]),
     };
     let vt = q(valid_to_name);
+    let vf = q(valid_from_name);
     let matches = unique_key
         .iter()
         .map(|k| format!("t.{0} = s.{0}", q(k)))
@@ -269,10 +272,79 @@ fn scd_statements(
         out.push(format!("UPDATE {physical} AS t SET {vt} = {now} WHERE t.{vt} IS NULL AND NOT EXISTS (SELECT 1 FROM {staging} AS s WHERE {matches})"));
     }
     out.push(format!(
-        "INSERT INTO {physical} SELECT s.*, CASE WHEN EXISTS (SELECT 1 FROM {physical} AS t WHERE {matches}) THEN {new_from} ELSE {first_from} END, CAST(NULL AS TIMESTAMP) FROM {staging} AS s WHERE NOT EXISTS (SELECT 1 FROM {physical} AS t WHERE {matches} AND t.{vt} IS NULL)"
+        "INSERT INTO {physical} BY NAME SELECT s.*, CASE WHEN EXISTS (SELECT 1 FROM {physical} AS t WHERE {matches}) THEN {new_from} ELSE {first_from} END AS {vf}, CAST(NULL AS TIMESTAMP) AS {vt} FROM {staging} AS s WHERE NOT EXISTS (SELECT 1 FROM {physical} AS t WHERE {matches} AND t.{vt} IS NULL)"
     ));
     out.push(format!("DROP TABLE {staging}"));
     Ok(out)
+}
+
+/// Bring kept physics in line with a forward-only version: add its new columns, refuse to
+/// drop any (that would rewrite the history forward-only promises to keep).
+fn evolve_schema(
+    project: &Project,
+    i: usize,
+    physical: &str,
+    names: &HashMap<String, String>,
+    engine: &mut dyn Engine,
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
+    let m = &project.models[i];
+    let edge = complete_until(m, now);
+    let sql = render_model(
+        project,
+        i,
+        &RelationTarget::Physical(names.clone()),
+        edge,
+        edge,
+        false,
+    )
+    .map_err(|e| Error::Render(e.to_string()))?;
+    let mut wanted = engine.describe(&sql)?;
+    if let Kind::ScdType2 {
+        valid_from_name,
+        valid_to_name,
+        ..
+    }
+    | Kind::ScdType2ByColumn {
+        valid_from_name,
+        valid_to_name,
+        ..
+    } = &m.kind
+    {
+        wanted.push((valid_from_name.clone(), "TIMESTAMP".into()));
+        wanted.push((valid_to_name.clone(), "TIMESTAMP".into()));
+    }
+    let existing = engine.table_columns(physical)?;
+    let has =
+        |cols: &[(String, String)], n: &str| cols.iter().any(|(c, _)| c.eq_ignore_ascii_case(n));
+    let dropped: Vec<&str> = existing
+        .iter()
+        .filter(|(c, _)| !has(&wanted, c))
+        .map(|(c, _)| c.as_str())
+        .collect();
+    if !dropped.is_empty() {
+        return Err(Error::Plan(efmesh_core::plan::PlanError::ForwardOnly {
+            model: m.name.clone(),
+            reason: format!(
+                "the new version drops column(s) {}; forward-only keeps the existing rows, so it can only add columns. Apply it without --forward-only (a breaking change rebuilds the history)",
+                dropped.join(", ")
+            ),
+        }));
+    }
+    let added: Vec<String> = wanted
+        .iter()
+        .filter(|(c, _)| !has(&existing, c))
+        .map(|(c, t)| format!("ALTER TABLE {physical} ADD COLUMN {} {t}", engine.quote(c)))
+        .collect();
+    if !added.is_empty() {
+        tracing::info!(
+            model = m.name.as_str(),
+            columns = added.len(),
+            "adding columns (forward-only)"
+        );
+        engine.transaction(&format!("evolving {}", m.name), &added)?;
+    }
+    Ok(())
 }
 
 /// Options for applying a plan.
@@ -444,6 +516,13 @@ pub fn apply_plan(
         .collect();
     state.pin_physics(&reused)?;
 
+    // forward-only: the kept physics grows the new version's added columns (NULL for past rows)
+    for a in plan.actions.iter().filter(|a| a.forward_only) {
+        let i = project.index_of(&a.model).ok_or_else(|| {
+            Error::Render(format!("plan names `{}`, which the project lacks", a.model))
+        })?;
+        evolve_schema(project, i, &names[&a.model], &names, engine, now)?;
+    }
     let mut built = vec![];
     let mut batches = vec![];
     if plan
@@ -529,6 +608,8 @@ pub fn apply_plan(
     let summary = serde_json::json!({
         "counts": plan.counts().into_iter().map(|(c, n)| (c.label().to_string(), n)).collect::<std::collections::BTreeMap<_, _>>(),
         "built": built,
+        "forwardOnly": plan.actions.iter().filter(|a| a.forward_only).map(|a| a.model.clone()).collect::<Vec<_>>(),
+        "reclassified": plan.actions.iter().filter(|a| a.explain.iter().any(|e| e.starts_with("reclassified as"))).map(|a| serde_json::json!({"model": a.model, "category": a.category.label()})).collect::<Vec<_>>(),
         "changed": plan.actions.iter().filter(|a| a.category != Category::Unchanged).map(|a| serde_json::json!({"model": a.model, "category": a.category.label(), "fingerprint": a.fingerprint})).collect::<Vec<_>>(),
     });
     let journal = JournalEntry {
@@ -575,6 +656,12 @@ mod tests {
         fn statements_issued(&self) -> u64 {
             0
         }
+        fn describe(&mut self, _: &str) -> Result<Vec<(String, String)>, EngineError> {
+            panic!("nothing may run")
+        }
+        fn table_columns(&mut self, _: &str) -> Result<Vec<(String, String)>, EngineError> {
+            panic!("nothing may run")
+        }
     }
 
     #[test]
@@ -604,6 +691,7 @@ mod tests {
                 ledgers: &ledgers,
                 now: crate::clock::now().naive_utc(),
             },
+            &Default::default(),
         )
         .unwrap();
         let err = check_capabilities(&project, &plan, &NoFiles).unwrap_err();

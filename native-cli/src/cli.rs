@@ -83,6 +83,12 @@ pub enum Command {
         /// Show which parts of each definition diverged, and why each category follows.
         #[arg(long)]
         explain: bool,
+        /// The operator's verdict on direct changes: `model=breaking|non-breaking`, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        reclassify: Vec<String>,
+        /// Apply these models' changes without replaying history (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        forward_only: Vec<String>,
         /// Print one JSON object on stdout.
         #[arg(long)]
         json: bool,
@@ -97,6 +103,12 @@ pub enum Command {
         /// Show diverged definition paths in the plan.
         #[arg(long)]
         explain: bool,
+        /// The operator's verdict on direct changes: `model=breaking|non-breaking`, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        reclassify: Vec<String>,
+        /// Apply these models' changes without replaying history (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        forward_only: Vec<String>,
         /// Print one JSON object on stdout.
         #[arg(long)]
         json: bool,
@@ -179,15 +191,56 @@ fn confirm(env: &str) -> bool {
     std::io::stdin().read_line(&mut answer).is_ok() && matches!(answer.trim(), "y" | "Y" | "yes")
 }
 
+/// Parse `--reclassify` and `--forward-only` into plan options.
+fn plan_options(
+    reclassify: &[String],
+    forward_only: &[String],
+) -> Result<efmesh_core::plan::PlanOptions, Error> {
+    use efmesh_core::plan::Category;
+    let mut o = efmesh_core::plan::PlanOptions::default();
+    for r in reclassify.iter().filter(|r| !r.trim().is_empty()) {
+        let (model, verdict) = r.split_once('=').ok_or_else(|| Error::Argument {
+            message: format!("--reclassify `{r}` is not `model=breaking|non-breaking`"),
+            help: None,
+        })?;
+        let verdict = match verdict.trim() {
+            "breaking" => Category::Breaking,
+            "non-breaking" => Category::NonBreaking,
+            other => {
+                return Err(Error::Argument {
+                    message: format!(
+                        "--reclassify verdict `{other}` is not `breaking` or `non-breaking`"
+                    ),
+                    help: None,
+                })
+            }
+        };
+        o.reclassify
+            .insert(model.trim().to_ascii_lowercase(), verdict);
+    }
+    o.forward_only = forward_only
+        .iter()
+        .map(|m| m.trim().to_ascii_lowercase())
+        .filter(|m| !m.is_empty())
+        .collect();
+    Ok(o)
+}
+
 fn apply_command(
     dir: &std::path::Path,
     env: &str,
     yes: bool,
     explain: bool,
     json: bool,
+    options: efmesh_core::plan::PlanOptions,
 ) -> ExitCode {
     // nothing changed since the last load: answer without parsing the project
-    match crate::plan_if_unchanged(dir, env) {
+    let fast = if options == Default::default() {
+        crate::plan_if_unchanged(dir, env)
+    } else {
+        Ok(None)
+    };
+    match fast {
         Ok(Some(plan)) => {
             if json {
                 print_json(ApplyJson {
@@ -211,7 +264,7 @@ fn apply_command(
         Ok(p) => p,
         Err(e) => return fail(e, json),
     };
-    let plan = match p.plan(env) {
+    let plan = match p.plan_with_options(env, &options) {
         Ok(plan) => plan,
         Err(e) => return fail(e, json),
     };
@@ -431,10 +484,23 @@ pub fn run(cli: Cli) -> ExitCode {
                 ExitCode::SUCCESS
             }
         },
-        Command::Plan { env, explain, json } => match crate::plan_if_unchanged(&dir, &env)
-            .transpose()
-            .unwrap_or_else(|| Efmesh::open(&dir).and_then(|p| p.plan(&env)))
-        {
+        Command::Plan {
+            env,
+            explain,
+            reclassify,
+            forward_only,
+            json,
+        } => match plan_options(&reclassify, &forward_only).and_then(|options| {
+            let fast = if options == Default::default() {
+                crate::plan_if_unchanged(&dir, &env)?
+            } else {
+                None
+            };
+            match fast {
+                Some(plan) => Ok(plan),
+                None => Efmesh::open(&dir).and_then(|p| p.plan_with_options(&env, &options)),
+            }
+        }) {
             Err(e) => fail(e, json),
             Ok(plan) => {
                 if json {
@@ -452,8 +518,13 @@ pub fn run(cli: Cli) -> ExitCode {
             env,
             yes,
             explain,
+            reclassify,
+            forward_only,
             json,
-        } => apply_command(&dir, &env, yes, explain, json),
+        } => match plan_options(&reclassify, &forward_only) {
+            Ok(options) => apply_command(&dir, &env, yes, explain, json, options),
+            Err(e) => fail(e, json),
+        },
         Command::Restate {
             env,
             model,

@@ -259,11 +259,25 @@ impl Efmesh {
 
     /// The plan for `env`: what applying the project there would change.
     pub fn plan(&self, env: &str) -> Result<Plan, Error> {
-        self.plan_with(&mut self.state()?, env)
+        self.plan_with_options(env, &efmesh_core::plan::PlanOptions::default())
+    }
+
+    /// [`Efmesh::plan`] with the operator's overrides (`--reclassify`, `--forward-only`).
+    pub fn plan_with_options(
+        &self,
+        env: &str,
+        options: &efmesh_core::plan::PlanOptions,
+    ) -> Result<Plan, Error> {
+        self.plan_in(&mut self.state()?, env, options)
     }
 
     /// [`Efmesh::plan`] against a given state store.
-    pub fn plan_with(&self, state: &mut dyn StateStore, env: &str) -> Result<Plan, Error> {
+    pub fn plan_in(
+        &self,
+        state: &mut dyn StateStore,
+        env: &str,
+        options: &efmesh_core::plan::PlanOptions,
+    ) -> Result<Plan, Error> {
         naming::validate_env(env).map_err(|e| Error::Argument {
             message: e.to_string(),
             help: None,
@@ -289,7 +303,12 @@ impl Efmesh {
             ledgers: &ledgers,
             now: clock::now().naive_utc(),
         };
-        Ok(efmesh_core::plan::plan(&self.project, env, plan_state)?)
+        Ok(efmesh_core::plan::plan(
+            &self.project,
+            env,
+            plan_state,
+            options,
+        )?)
     }
 
     /// Apply a plan made by [`Efmesh::plan`]: build what it needs, then promote it.

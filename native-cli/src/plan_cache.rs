@@ -170,6 +170,7 @@ pub fn noop_plan(
             build: false,
             explain: vec![],
             caused_by: vec![],
+            forward_only: false,
             batches: vec![],
             sql_change: None,
         });

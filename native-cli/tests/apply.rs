@@ -695,3 +695,101 @@ fn a_child_rebuilt_later_reads_the_physics_its_unchanged_parent_reuses() {
     assert_eq!(built(&apply_json(p.path(), "dev")), vec!["s.top2"]);
     assert_eq!(one(p.path(), "SELECT n10::VARCHAR FROM dev__s.top2"), "80");
 }
+
+#[test]
+fn reclassify_overrides_the_verdict_and_refuses_contradictions() {
+    let p = project(&[RAW, MID, TOP]);
+    apply_json(p.path(), "dev");
+    // a WHERE change is breaking; the operator says non-breaking: s.top keeps its physics
+    write(
+        p.path(),
+        (
+            "models/mid.sql",
+            "MODEL (name s.mid, kind FULL);\nSELECT id, v FROM s.raw WHERE id < 9",
+        ),
+    );
+    let out = efmesh(p.path())
+        .args([
+            "apply",
+            "dev",
+            "--yes",
+            "--json",
+            "--reclassify",
+            "s.mid=non-breaking",
+        ])
+        .assert()
+        .success();
+    let v = json(&out.get_output().stdout);
+    assert_eq!(built(&v), vec!["s.mid"]);
+    let mid = v["plan"]["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["model"] == "s.mid")
+        .unwrap()
+        .clone();
+    assert_eq!(mid["category"], "non-breaking");
+    assert!(mid["explain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e == "reclassified as non-breaking by the operator"));
+    let c = rusqlite::Connection::open(p.path().join("efmesh.state.sqlite")).unwrap();
+    let summary: String = c
+        .query_row(
+            "SELECT summary FROM plans ORDER BY id DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        summary.contains(r#""reclassified":[{"category":"non-breaking","model":"s.mid"}]"#),
+        "{summary}"
+    );
+    // appending a column is non-breaking; the operator says breaking: s.top is rebuilt
+    write(
+        p.path(),
+        (
+            "models/mid.sql",
+            "MODEL (name s.mid, kind FULL);\nSELECT id, v, 1 AS one FROM s.raw WHERE id < 9",
+        ),
+    );
+    let out = efmesh(p.path())
+        .args([
+            "apply",
+            "dev",
+            "--yes",
+            "--json",
+            "--reclassify",
+            "s.mid=breaking",
+        ])
+        .assert()
+        .success();
+    assert_eq!(
+        built(&json(&out.get_output().stdout)),
+        vec!["s.mid", "s.top"]
+    );
+    // calling a dropped column non-breaking is refused
+    write(
+        p.path(),
+        (
+            "models/mid.sql",
+            "MODEL (name s.mid, kind FULL);\nSELECT id, v FROM s.raw WHERE id < 9",
+        ),
+    );
+    efmesh(p.path())
+        .args(["plan", "dev", "--reclassify", "s.mid=non-breaking"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("cannot reclassify `s.mid`: the change removes or rewrites output columns (projection[2] (removed))"));
+    efmesh(p.path())
+        .args(["plan", "dev", "--reclassify", "s.top=breaking"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("not a direct change"));
+    efmesh(p.path())
+        .args(["plan", "dev", "--reclassify", "s.mid=maybe"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("not `breaking` or `non-breaking`"));
+}

@@ -470,3 +470,66 @@ fn scd_type_2_history_survives_three_applies_and_a_non_breaking_change_upstream(
         "by column: versions change at the run's time, and the hard delete closes id 3"
     );
 }
+
+#[test]
+fn forward_only_keeps_history_and_adds_columns_through_alter() {
+    let p = project(&[EVENTS_ROOT, ("models/daily.sql", &daily("", ""))]);
+    apply_at(p.path(), "dev", "2026-01-11T00:00:00Z");
+    let rows = query(p.path(), "SELECT count(*)::VARCHAR FROM dev__m.daily");
+    // a new column, applied forward-only: nothing is rebuilt or replayed
+    std::fs::write(
+        p.path().join("models/daily.sql"),
+        "MODEL (name m.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ts), start '2026-01-01', columns (id BIGINT, ts TIMESTAMP, id2 BIGINT));\nSELECT id, ts, id * 2 AS id2 FROM raw.events WHERE ts >= @start AND ts < @end",
+    )
+    .unwrap();
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-11T00:00:00Z")
+        .args([
+            "apply",
+            "dev",
+            "--yes",
+            "--json",
+            "--forward-only",
+            "m.daily",
+        ])
+        .assert()
+        .success();
+    let v = json(&out.get_output().stdout);
+    assert!(
+        v["built"].as_array().unwrap().is_empty() && v["batches"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
+    assert_eq!(
+        query(p.path(), "SELECT count(*)::VARCHAR FROM dev__m.daily"),
+        rows
+    );
+    assert_eq!(
+        query(p.path(), "SELECT count(id2)::VARCHAR FROM dev__m.daily"),
+        "0",
+        "past rows hold NULL in the new column"
+    );
+    // the next interval is computed with the new query
+    apply_at(p.path(), "dev", "2026-01-12T00:00:00Z");
+    assert_eq!(
+        query(p.path(), "SELECT count(id2)::VARCHAR FROM dev__m.daily"),
+        "24"
+    );
+    // dropping a column forward-only is refused, with the reason
+    std::fs::write(p.path().join("models/daily.sql"), daily("", "")).unwrap();
+    efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-12T00:00:00Z")
+        .args(["apply", "dev", "--yes", "--forward-only", "m.daily"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "drops column(s) id2; forward-only keeps the existing rows",
+        ));
+    efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-12T00:00:00Z")
+        .args(["plan", "dev", "--forward-only", "raw.events"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "cannot apply `raw.events` forward-only",
+        ));
+}

@@ -16,7 +16,7 @@ use crate::model::Kind;
 use crate::project::Project;
 use chrono::NaiveDateTime;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// What an environment records about one model: the version it serves and the metadata it
 /// was promoted with. Listing these is all a no-op plan reads.
@@ -84,6 +84,15 @@ pub struct PlanState<'a> {
     pub now: NaiveDateTime,
 }
 
+/// The operator's overrides for one plan.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanOptions {
+    /// `--reclassify model=breaking|non-breaking`: the operator's verdict on a direct change.
+    pub reclassify: BTreeMap<String, Category>,
+    /// `--forward-only model,...`: apply the change without replaying history.
+    pub forward_only: BTreeSet<String>,
+}
+
 /// What the plan does to one model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -106,6 +115,9 @@ pub struct Action {
     pub explain: Vec<String>,
     /// For indirect changes: the changed parents that caused it.
     pub caused_by: Vec<String>,
+    /// Whether the new version keeps the previous version's physics and history
+    /// (`--forward-only`); added columns arrive through ALTER and are NULL for past rows.
+    pub forward_only: bool,
     /// For time-range models: the batches to compute, each one `[start, end)` written in one
     /// transaction.
     pub batches: Vec<Range>,
@@ -180,6 +192,22 @@ pub enum PlanError {
         /// The stored version.
         found: u32,
     },
+    /// A `--reclassify` that names no direct change, or contradicts the definitions.
+    #[error("cannot reclassify `{model}`: {reason}")]
+    Reclassify {
+        /// The model.
+        model: String,
+        /// Why not.
+        reason: String,
+    },
+    /// A `--forward-only` that cannot apply.
+    #[error("cannot apply `{model}` forward-only: {reason}")]
+    ForwardOnly {
+        /// The model.
+        model: String,
+        /// Why not.
+        reason: String,
+    },
 }
 
 /// The fingerprints whose stored snapshots a plan needs: the previous version of every model
@@ -252,7 +280,20 @@ pub fn has_physics(kind: &Kind) -> bool {
 }
 
 /// Compute the plan for `env`.
-pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, PlanError> {
+pub fn plan(
+    project: &Project,
+    env: &str,
+    state: PlanState,
+    options: &PlanOptions,
+) -> Result<Plan, PlanError> {
+    for name in options.reclassify.keys().chain(&options.forward_only) {
+        if project.index_of(name).is_none() {
+            return Err(PlanError::Reclassify {
+                model: name.clone(),
+                reason: "no such model in the project".into(),
+            });
+        }
+    }
     let dialect = project.config.dialect();
     let n = project.models.len();
     let mut actions: Vec<Option<Action>> = vec![None; n];
@@ -339,10 +380,71 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
                 }
             },
         };
+        let mut category = category;
+        if let Some(&verdict) = options.reclassify.get(&m.name) {
+            if !matches!(category, Category::Breaking | Category::NonBreaking) {
+                return Err(PlanError::Reclassify {
+                    model: m.name.clone(),
+                    reason: format!("it is {} here, not a direct change", category.label()),
+                });
+            }
+            if !matches!(verdict, Category::Breaking | Category::NonBreaking) {
+                return Err(PlanError::Reclassify {
+                    model: m.name.clone(),
+                    reason: "the verdict is `breaking` or `non-breaking`".into(),
+                });
+            }
+            if verdict == Category::NonBreaking {
+                if let Some(p) = explain
+                    .iter()
+                    .find(|p| p.ends_with("(removed)") || p.as_str() == "columns")
+                {
+                    return Err(PlanError::Reclassify {
+                        model: m.name.clone(),
+                        reason: format!("the change removes or rewrites output columns ({p}), which consumers may read; that is breaking"),
+                    });
+                }
+            }
+            explain.push(format!(
+                "reclassified as {} by the operator",
+                verdict.label()
+            ));
+            category = verdict;
+        }
+        let forward_only = options.forward_only.contains(&m.name);
+        if forward_only {
+            let why = match (category, pointer) {
+                (_, None) => Some("it has no previous version in this environment".to_string()),
+                (Category::Breaking | Category::NonBreaking | Category::Indirect, Some(_))
+                    if matches!(
+                        m.kind,
+                        Kind::View { .. }
+                            | Kind::Embedded
+                            | Kind::External { .. }
+                            | Kind::Seed { .. }
+                    ) =>
+                {
+                    Some(format!("a {} model has no history to keep", m.kind.name()))
+                }
+                (Category::Breaking | Category::NonBreaking | Category::Indirect, Some(_)) => None,
+                (c, Some(_)) => Some(format!("it is {} here; nothing to apply", c.label())),
+            };
+            if let Some(reason) = why {
+                return Err(PlanError::ForwardOnly {
+                    model: m.name.clone(),
+                    reason,
+                });
+            }
+            explain.push(
+                "forward-only: keeps the physics and history of the version it replaces".into(),
+            );
+        }
         // where the data of this version lives
         let known = state.snapshots.get(fp);
         let reusable_parents = changed_parents.iter().all(|&p| data_kept[p]);
-        let physical = if let Some(p) = pointer.filter(|p| &p.fingerprint == fp) {
+        let physical = if let (true, Some(p)) = (forward_only, pointer) {
+            p.physical_fingerprint.clone()
+        } else if let Some(p) = pointer.filter(|p| &p.fingerprint == fp) {
             // the version the environment serves: its data is where the pointer says
             p.physical_fingerprint.clone()
         } else if let Some(k) = known {
@@ -362,15 +464,17 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
         } else {
             fp.clone()
         };
-        data_kept[i] = match category {
-            Category::Unchanged | Category::MetadataOnly => true,
-            Category::NonBreaking => true,
-            Category::Indirect => {
-                physical != *fp
-                    || (reusable_parents && matches!(m.kind, Kind::View { .. } | Kind::Embedded))
-            }
-            _ => false,
-        };
+        data_kept[i] = forward_only
+            || match category {
+                Category::Unchanged | Category::MetadataOnly => true,
+                Category::NonBreaking => true,
+                Category::Indirect => {
+                    physical != *fp
+                        || (reusable_parents
+                            && matches!(m.kind, Kind::View { .. } | Kind::Embedded))
+                }
+                _ => false,
+            };
         // a version the environment already serves was built before it was promoted
         let served = pointer.is_some_and(|p| &p.fingerprint == fp);
         let build = has_physics(&m.kind) && !served && !state.built.contains(&physical);
@@ -447,6 +551,7 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
             build,
             explain,
             caused_by,
+            forward_only,
             batches,
             sql_change,
         });
@@ -497,6 +602,7 @@ pub fn plan(project: &Project, env: &str, state: PlanState) -> Result<Plan, Plan
                 build: false,
                 explain: vec!["no longer in the project".into()],
                 caused_by: vec![],
+                forward_only: false,
                 batches: vec![],
                 sql_change: None,
             });

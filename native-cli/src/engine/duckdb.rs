@@ -72,6 +72,21 @@ impl DuckDbEngine {
         Ok(engine)
     }
 
+    /// Run a query and return its first two columns as text.
+    fn pairs(&mut self, sql: &str) -> Result<Vec<(String, String)>, EngineError> {
+        self.statements += 1;
+        let wrap = |e: ::duckdb::Error| EngineError::Statement {
+            context: "describing".into(),
+            message: e.to_string(),
+            sql: sql.into(),
+        };
+        let mut stmt = self.conn.prepare(sql).map_err(wrap)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(wrap)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(wrap)
+    }
+
     /// Run a query and return the first column of every row as text (for tests and checks).
     pub fn query_strings(&mut self, sql: &str) -> Result<Vec<Option<String>>, EngineError> {
         self.statements += 1;
@@ -136,6 +151,19 @@ impl Engine for DuckDbEngine {
 
     fn statements_issued(&self) -> u64 {
         self.statements
+    }
+
+    fn describe(&mut self, sql: &str) -> Result<Vec<(String, String)>, EngineError> {
+        self.pairs(&format!("DESCRIBE {sql}"))
+    }
+
+    fn table_columns(&mut self, qualified: &str) -> Result<Vec<(String, String)>, EngineError> {
+        let (schema, table) = qualified.split_once('.').unwrap_or(("main", qualified));
+        self.pairs(&format!(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = '{}' AND table_name = '{}' ORDER BY ordinal_position",
+            schema.replace('\'', "''"),
+            table.replace('\'', "''")
+        ))
     }
 }
 

@@ -58,6 +58,10 @@ pub trait Engine {
     fn transaction(&mut self, context: &str, statements: &[String]) -> Result<(), EngineError>;
     /// Run one statement outside an explicit transaction.
     fn execute(&mut self, context: &str, sql: &str) -> Result<(), EngineError>;
+    /// The result columns (name, type) a query would return, without running it.
+    fn describe(&mut self, sql: &str) -> Result<Vec<(String, String)>, EngineError>;
+    /// The columns (name, type) of an existing table, given as `schema.table`.
+    fn table_columns(&mut self, qualified: &str) -> Result<Vec<(String, String)>, EngineError>;
     /// How many statements this connection has issued, for tests and metrics.
     fn statements_issued(&self) -> u64;
     /// Quote an identifier.
