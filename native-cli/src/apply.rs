@@ -47,6 +47,7 @@ fn run_batches(
     names: &HashMap<String, String>,
     state: &mut dyn StateStore,
     engine: &mut dyn Engine,
+    retries: u32,
 ) -> Result<Vec<BatchDone>, Error> {
     let m = &project.models[i];
     let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
@@ -80,19 +81,36 @@ fn run_batches(
         };
         let batch = format!("{}/{}", k + 1, a.batches.len());
         tracing::info!(model = a.model.as_str(), batch = batch.as_str(), interval = %b, "backfilling");
-        match engine.transaction(&format!("computing {} for {b}", a.model), &statements) {
-            Ok(()) => state.mark_done(pfp, *b)?,
-            Err(err) => {
-                state.mark_failed(pfp, *b)?;
-                let message = match err {
-                    EngineError::Statement { message, .. } => message,
-                    other => other.to_string(),
-                };
-                return Err(Error::Batch {
-                    model: a.model.clone(),
-                    interval: b.to_string(),
-                    message,
-                });
+        let mut attempt = 0;
+        loop {
+            match engine.transaction(&format!("computing {} for {b}", a.model), &statements) {
+                Ok(()) => {
+                    state.mark_done(pfp, *b)?;
+                    break;
+                }
+                Err(err) if attempt < retries => {
+                    let wait = retry_base() * 2u32.pow(attempt.min(16));
+                    attempt += 1;
+                    tracing::warn!(model = a.model.as_str(), interval = %b, attempt, retries, wait_ms = wait.as_millis() as u64, error = %err, "batch failed; retrying");
+                    std::thread::sleep(wait);
+                }
+                Err(err) => {
+                    state.mark_failed(pfp, *b)?;
+                    let message = match err {
+                        EngineError::Statement { message, .. } => message,
+                        other => other.to_string(),
+                    };
+                    let message = if attempt > 0 {
+                        format!("{message} (after {} attempts)", attempt + 1)
+                    } else {
+                        message
+                    };
+                    return Err(Error::Batch {
+                        model: a.model.clone(),
+                        interval: b.to_string(),
+                        message,
+                    });
+                }
             }
         }
         let iso = |t: NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%SZ").to_string();
@@ -354,6 +372,19 @@ pub struct ApplyOptions {
     pub applied_by: Option<String>,
     /// "Now", for the end of time-range builds (defaults to the clock).
     pub now: Option<DateTime<Utc>>,
+    /// How often a failed batch write is retried (exponential backoff) before it is marked
+    /// failed.
+    pub retries: u32,
+}
+
+/// The first retry waits this long, the next twice as long, and so on. `EFMESH_RETRY_BASE_MS`
+/// shortens it for tests.
+fn retry_base() -> std::time::Duration {
+    let ms = std::env::var("EFMESH_RETRY_BASE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    std::time::Duration::from_millis(ms)
 }
 
 /// What an apply did.
@@ -546,7 +577,16 @@ pub fn apply_plan(
         let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
         let physical = &names[&a.model];
         if !a.build {
-            batches.extend(run_batches(project, i, a, physical, &names, state, engine)?);
+            batches.extend(run_batches(
+                project,
+                i,
+                a,
+                physical,
+                &names,
+                state,
+                engine,
+                opts.retries,
+            )?);
             continue;
         }
         let sql = build_statement(project, i, physical, &names, now)?;
@@ -574,7 +614,16 @@ pub fn apply_plan(
             "built"
         );
         built.push(a.model.clone());
-        batches.extend(run_batches(project, i, a, physical, &names, state, engine)?);
+        batches.extend(run_batches(
+            project,
+            i,
+            a,
+            physical,
+            &names,
+            state,
+            engine,
+            opts.retries,
+        )?);
     }
 
     // swap the environment's views in one transaction

@@ -109,6 +109,9 @@ pub enum Command {
         /// Apply these models' changes without replaying history (comma-separated).
         #[arg(long, value_delimiter = ',')]
         forward_only: Vec<String>,
+        /// Retry a failed batch write this many times, with exponential backoff.
+        #[arg(long, default_value_t = 0)]
+        retries: u32,
         /// Print one JSON object on stdout.
         #[arg(long)]
         json: bool,
@@ -233,6 +236,7 @@ fn apply_command(
     explain: bool,
     json: bool,
     options: efmesh_core::plan::PlanOptions,
+    retries: u32,
 ) -> ExitCode {
     // nothing changed since the last load: answer without parsing the project
     let fast = if options == Default::default() {
@@ -312,7 +316,13 @@ fn apply_command(
             return ExitCode::from(1);
         }
     }
-    match p.apply(&plan, crate::ApplyOptions::default()) {
+    match p.apply(
+        &plan,
+        crate::ApplyOptions {
+            retries,
+            ..Default::default()
+        },
+    ) {
         Ok(out) => {
             emit(true, &out.built, &out.batches, out.promoted, out.statements);
             if !json {
@@ -520,9 +530,10 @@ pub fn run(cli: Cli) -> ExitCode {
             explain,
             reclassify,
             forward_only,
+            retries,
             json,
         } => match plan_options(&reclassify, &forward_only) {
-            Ok(options) => apply_command(&dir, &env, yes, explain, json, options),
+            Ok(options) => apply_command(&dir, &env, yes, explain, json, options, retries),
             Err(e) => fail(e, json),
         },
         Command::Restate {

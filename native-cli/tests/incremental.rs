@@ -533,3 +533,67 @@ fn forward_only_keeps_history_and_adds_columns_through_alter() {
             "cannot apply `raw.events` forward-only",
         ));
 }
+
+#[test]
+fn retries_ride_out_a_transient_failure_and_exhausted_retries_name_the_interval() {
+    let model = (
+        "models/m.sql",
+        "MODEL (name m.feed, kind INCREMENTAL_BY_TIME_RANGE (time_column ts), start '2026-01-01', interval_unit hour, columns (id BIGINT, ts TIMESTAMP));\nSELECT CAST(id AS BIGINT) AS id, CAST(ts AS TIMESTAMP) AS ts FROM raw.feed WHERE CAST(ts AS TIMESTAMP) >= @start AND CAST(ts AS TIMESTAMP) < @end",
+    );
+    let source = ("models/src.sql", "MODEL (name raw.feed, kind EXTERNAL (path 'landing/feed.csv', format csv), columns (id VARCHAR, ts VARCHAR));");
+    let bad = "id,ts\noops,2026-01-01 00:30:00\n";
+    let good = "id,ts\n1,2026-01-01 00:30:00\n";
+    let p = project(&[model, source, ("landing/feed.csv", bad)]);
+
+    // without retries: exit 1, the model and the interval are named, the interval is marked failed
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-01T01:00:00Z")
+        .args(["apply", "dev", "--yes"])
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("computing `m.feed` for [2026-01-01T00:00:00Z, 2026-01-01T01:00:00Z) failed"),
+        "{err}"
+    );
+    let c = rusqlite::Connection::open(p.path().join("efmesh.state.sqlite")).unwrap();
+    let failed: i64 = c
+        .query_row(
+            "SELECT count(*) FROM intervals WHERE status = 'failed'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(failed, 1);
+    drop(c);
+
+    // with retries: the file is fixed while efmesh backs off, and the batch succeeds
+    let path = p.path().join("landing/feed.csv");
+    let fixer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        std::fs::write(path, good).unwrap();
+    });
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-01T01:00:00Z")
+        .env("EFMESH_RETRY_BASE_MS", "200")
+        .args(["apply", "dev", "--yes", "--retries", "5", "--json"])
+        .assert()
+        .success();
+    fixer.join().unwrap();
+    let o = out.get_output();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("batch failed; retrying"));
+    assert_eq!(json(&o.stdout)["batches"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        query(p.path(), "SELECT count(*)::VARCHAR FROM dev__m.feed"),
+        "1"
+    );
+    let c = rusqlite::Connection::open(p.path().join("efmesh.state.sqlite")).unwrap();
+    let failed: i64 = c
+        .query_row(
+            "SELECT count(*) FROM intervals WHERE status = 'failed'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(failed, 0, "a recomputed interval is no longer failed");
+}
