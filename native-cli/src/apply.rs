@@ -39,16 +39,22 @@ fn edge_literal(t: NaiveDateTime) -> String {
 /// range, then INSERT of the query rendered for it, filtered to it), recorded done only after
 /// it committed. Recomputing an interval therefore never duplicates rows, and a batch that is
 /// interrupted is simply computed again.
+/// What every batch of one apply shares.
+struct BatchContext<'a> {
+    project: &'a Project,
+    names: &'a HashMap<String, String>,
+    retries: u32,
+}
+
 fn run_batches(
-    project: &Project,
+    cx: &BatchContext,
     i: usize,
     a: &efmesh_core::plan::Action,
     physical: &str,
-    names: &HashMap<String, String>,
     state: &mut dyn StateStore,
     engine: &mut dyn Engine,
-    retries: u32,
 ) -> Result<Vec<BatchDone>, Error> {
+    let (project, names, retries) = (cx.project, cx.names, cx.retries);
     let m = &project.models[i];
     let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
     let mut done = vec![];
@@ -578,14 +584,16 @@ pub fn apply_plan(
         let physical = &names[&a.model];
         if !a.build {
             batches.extend(run_batches(
-                project,
+                &BatchContext {
+                    project,
+                    names: &names,
+                    retries: opts.retries,
+                },
                 i,
                 a,
                 physical,
-                &names,
                 state,
                 engine,
-                opts.retries,
             )?);
             continue;
         }
@@ -615,14 +623,16 @@ pub fn apply_plan(
         );
         built.push(a.model.clone());
         batches.extend(run_batches(
-            project,
+            &BatchContext {
+                project,
+                names: &names,
+                retries: opts.retries,
+            },
             i,
             a,
             physical,
-            &names,
             state,
             engine,
-            opts.retries,
         )?);
     }
 
