@@ -226,9 +226,10 @@ impl Ledger {
     }
 }
 
-/// The ranges an apply or run computes: what is missing from `expected`, each missing range
-/// extended back by `lookback` intervals (clamped to the start), so rows that arrived late for
-/// recently computed intervals are picked up whenever new intervals are processed. Nothing
+/// The ranges an apply or run computes: what is missing from `expected`, where the newest
+/// missing range (the new intervals at the end) is widened back by `lookback` intervals
+/// (clamped to the start), so rows that arrived late for recent intervals are picked up.
+/// Gaps in the middle (restated or failed intervals) are recomputed exactly, and nothing
 /// missing means nothing to compute: lookback never makes a settled model dirty.
 pub fn to_compute(
     ledger: &Ledger,
@@ -236,14 +237,11 @@ pub fn to_compute(
     unit: IntervalUnit,
     lookback: u32,
 ) -> Vec<Range> {
-    let missing = ledger.missing(expected);
-    let widened = missing.into_iter().map(|r| {
-        Range::new(
-            (r.start - unit.step() * lookback as i32).max(expected.start),
-            r.end,
-        )
-    });
-    Ledger::from_ranges(widened).ranges().to_vec()
+    let mut missing = ledger.missing(expected);
+    if let Some(tail) = missing.last_mut().filter(|r| r.end == expected.end) {
+        tail.start = (tail.start - unit.step() * lookback as i32).max(expected.start);
+    }
+    Ledger::from_ranges(missing).ranges().to_vec()
 }
 
 /// Cut ranges into batches of at most `batch_size` intervals each (`None`: each range is one

@@ -246,3 +246,77 @@ fn canonical_forms_are_frozen() {
         .collect();
     insta::assert_yaml_snapshot!("canonical_forms", out);
 }
+
+#[test]
+fn a_version_from_another_fingerprint_version_is_breaking_or_refused() {
+    use efmesh_core::fingerprint::FINGERPRINT_VERSION;
+    use efmesh_core::plan::{
+        plan, Category, PlanError, PlanOptions, PlanState, Pointer, StoredSnapshot,
+    };
+    use std::collections::{BTreeMap, HashMap, HashSet};
+    let sources = ProjectSources {
+        config: Config::defaults("t"),
+        models: vec![SourceText {
+            path: "models/a.sql".into(),
+            text: "MODEL (name s.a, kind FULL);\nSELECT 1 AS x".into(),
+        }],
+        audits: vec![],
+        external_models: None,
+    };
+    let p = load(&sources, &mut |_| Err("no seeds".into()))
+        .project
+        .unwrap();
+    let stored = |version: u32| {
+        let snap = StoredSnapshot {
+            fingerprint: "old".into(),
+            name: "s.a".into(),
+            physical_fingerprint: "old".into(),
+            definition_hash: "whatever".into(),
+            fingerprint_version: version,
+            payload: serde_json::json!({}),
+        };
+        HashMap::from([("old".to_string(), snap)])
+    };
+    let pointers = BTreeMap::from([(
+        "s.a".to_string(),
+        Pointer {
+            fingerprint: "old".into(),
+            metadata_hash: "m".into(),
+            physical_fingerprint: "old".into(),
+        },
+    )]);
+    let (built, ledgers) = (HashSet::new(), HashMap::new());
+    let now = efmesh_core::time::parse_instant("2026-01-02").unwrap();
+    let older = stored(FINGERPRINT_VERSION - 1);
+    let state = PlanState {
+        pointers: &pointers,
+        snapshots: &older,
+        built: &built,
+        ledgers: &ledgers,
+        now,
+    };
+    let a = plan(&p, "dev", state, &PlanOptions::default())
+        .unwrap()
+        .actions
+        .remove(0);
+    assert_eq!(a.category, Category::Breaking);
+    assert_eq!(
+        a.explain,
+        vec![format!(
+            "fingerprint version changed from {} to {FINGERPRINT_VERSION}",
+            FINGERPRINT_VERSION - 1
+        )]
+    );
+    let newer = stored(FINGERPRINT_VERSION + 1);
+    let state = PlanState {
+        pointers: &pointers,
+        snapshots: &newer,
+        built: &built,
+        ledgers: &ledgers,
+        now,
+    };
+    assert!(matches!(
+        plan(&p, "dev", state, &PlanOptions::default()),
+        Err(PlanError::NewerFingerprintVersion { .. })
+    ));
+}

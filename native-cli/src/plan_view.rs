@@ -38,7 +38,7 @@ impl<'a> PlanJson<'a> {
             actions: plan
                 .actions
                 .iter()
-                .filter(|a| a.category != Category::Unchanged || a.build)
+                .filter(|a| a.category != Category::Unchanged || a.build || !a.batches.is_empty())
                 .collect(),
             warnings: &plan.warnings,
         }
@@ -129,7 +129,7 @@ pub fn render(plan: &Plan, explain: bool, color: bool) -> String {
     for a in plan
         .actions
         .iter()
-        .filter(|a| a.category != Category::Unchanged || a.build)
+        .filter(|a| a.category != Category::Unchanged || a.build || !a.batches.is_empty())
     {
         by_cat.entry(a.category).or_default().push(a);
     }

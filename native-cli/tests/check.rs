@@ -10,7 +10,7 @@ fn hospital_example_checks_clean() {
         .arg("check")
         .assert()
         .success()
-        .stdout(predicate::str::contains("ok: 9 models checked"));
+        .stdout(predicate::str::contains("ok: 11 models checked"));
 }
 
 #[test]

@@ -81,6 +81,19 @@ fn a_90_day_backfill_in_batches_of_7_marks_every_interval_done() {
     let v = apply_at(p.path(), "dev", "2026-04-02T00:05:00Z");
     assert_eq!(v["batches"].as_array().unwrap().len(), 1);
     assert_eq!(v["batches"][0]["start"], "2026-04-01T00:00:00Z");
+    let daily = v["plan"]["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["model"] == "m.daily")
+        .expect("an unchanged model with due intervals is listed");
+    assert_eq!(
+        (
+            daily["category"].as_str(),
+            daily["batches"].as_array().unwrap().len()
+        ),
+        (Some("unchanged"), 1)
+    );
     assert_eq!(
         query(p.path(), "SELECT count(*)::VARCHAR FROM dev__m.daily"),
         (91 * 24).to_string()
