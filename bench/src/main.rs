@@ -5,6 +5,7 @@
 mod compare;
 mod floor;
 mod generate;
+mod intervals;
 mod timing;
 
 use std::path::{Path, PathBuf};
@@ -35,6 +36,40 @@ enum Cmd {
     /// Time cold plan+apply, no-op plan and promotion for efmesh and SQLMesh,
     /// next to raw DuckDB running the same statements (the floor).
     Compare(CompareArgs),
+    /// Per-interval overhead: backfill one hourly INCREMENTAL_BY_TIME_RANGE
+    /// model (batch_size 1) with efmesh, SQLMesh and raw DuckDB (the floor).
+    Intervals(IntervalsArgs),
+}
+
+/// Arguments of `intervals`.
+#[derive(Debug, Args)]
+struct IntervalsArgs {
+    /// Hourly intervals to backfill (a multiple of 24).
+    #[arg(long, default_value_t = intervals::DEFAULT_HOURS, value_parser = intervals::parse_hours)]
+    hours: usize,
+    /// Also time SQLMesh on this shorter range (a multiple of 24 hours), for
+    /// when the full range would not fit the timeout.
+    #[arg(long, value_parser = intervals::parse_hours)]
+    sqlmesh_short_hours: Option<usize>,
+    /// Skip the full-range SQLMesh run (use with --sqlmesh-short-hours).
+    #[arg(long)]
+    skip_sqlmesh_full: bool,
+    /// efmesh executable [default: `efmesh` next to this binary, else on PATH].
+    #[arg(long)]
+    efmesh: Option<PathBuf>,
+    /// SQLMesh executable [default: `sqlmesh` on PATH; SQLMesh is skipped if absent].
+    #[arg(long)]
+    sqlmesh: Option<PathBuf>,
+    /// Per-command limit in seconds.
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout_secs: u64,
+    /// Directory for the projects [default: a temp dir, removed afterwards];
+    /// must not exist yet, and is kept.
+    #[arg(long)]
+    work_dir: Option<PathBuf>,
+    /// Print one JSON object instead of the markdown table.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Arguments of `compare`.
@@ -112,6 +147,7 @@ fn main() -> ExitCode {
         Cmd::Generate(args) => cmd_generate(args),
         Cmd::Check(args) => cmd_check(args),
         Cmd::Compare(args) => cmd_compare(args),
+        Cmd::Intervals(args) => cmd_intervals(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -281,6 +317,239 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
         }
         print!("{}", compare::markdown(&results));
         let notes = compare::notes(&results);
+        if !notes.is_empty() {
+            println!("\nNotes:\n");
+            for note in notes {
+                println!("- {}", note.replace('\n', "\n  "));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `intervals`: efmesh, SQLMesh (full and/or short range) and the floor on
+/// fresh copies of one generated hourly project.
+fn cmd_intervals(args: IntervalsArgs) -> Result<()> {
+    use intervals::{Outcome, Row};
+    use timing::Timed;
+
+    let efmesh = resolve_efmesh(args.efmesh.as_deref())?;
+    let sqlmesh = match &args.sqlmesh {
+        Some(path) => Some(path.clone()),
+        None => find_on_path("sqlmesh"),
+    };
+    let timeout = std::time::Duration::from_secs(args.timeout_secs);
+    let hours = args.hours;
+    let (_tmp, work) = match &args.work_dir {
+        Some(dir) => {
+            if dir.exists() {
+                bail!("--work-dir {} already exists", dir.display());
+            }
+            std::fs::create_dir_all(dir)?;
+            (None, dir.clone())
+        }
+        None => {
+            let tmp = tempfile::Builder::new()
+                .prefix("efmesh-bench-intervals-")
+                .tempdir()
+                .context("creating temp work dir")?;
+            let path = tmp.path().to_path_buf();
+            (Some(tmp), path)
+        }
+    };
+    let load_before = load_average();
+    // efmesh reads "now" from the environment; the child inherits it. Set
+    // before any thread is spawned.
+    let now = intervals::efmesh_now(hours);
+    std::env::set_var("EFMESH_NOW", &now);
+
+    let mut rows = vec![];
+    let mut notes: Vec<String> = vec![];
+
+    // 1. efmesh
+    eprintln!("== efmesh: {hours} intervals ==");
+    let ef_dir = work.join("efmesh");
+    intervals::write_project(&ef_dir, hours)?;
+    let ef_tool = Tool::efmesh(efmesh.clone());
+    let outcome = match ef_tool.run_timeout(&ef_dir, &intervals::EFMESH_ARGS, timeout)? {
+        Timed::TimedOut(d) => Outcome::TimedOut(d, None),
+        Timed::Done(run) if !run.output.status.success() => {
+            let cmd = ef_tool.display_command(&ef_dir, &intervals::EFMESH_ARGS);
+            let stderr = String::from_utf8_lossy(&run.output.stderr);
+            let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
+            notes.push(format!(
+                "efmesh failed: `EFMESH_NOW={now} {cmd}` exited {}; stderr tail:\n{}",
+                run.output.status,
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            ));
+            Outcome::Failed(format!("exit {}", run.output.status))
+        }
+        Timed::Done(run) => {
+            let json: serde_json::Value = serde_json::from_slice(&run.output.stdout)
+                .context("efmesh --json output is not JSON")?;
+            let batches = json["batches"].as_array().map(|b| b.len()).unwrap_or(0);
+            let (n, distinct, min, max) =
+                intervals::row_stats(&ef_dir.join("efmesh.duckdb"), intervals::EFMESH_DEV_VIEW)?;
+            notes.push(format!(
+                "efmesh: {batches} batches in --json; {} has {n} rows, {distinct} distinct hours, {min} .. {max}",
+                intervals::EFMESH_DEV_VIEW
+            ));
+            if batches == hours && n == hours as i64 && distinct == hours as i64 {
+                Outcome::Done(run.elapsed)
+            } else {
+                Outcome::Failed(format!("verification: {batches} batches, {n} rows"))
+            }
+        }
+    };
+    rows.push(Row {
+        tool: "efmesh".into(),
+        intervals: hours,
+        outcome,
+    });
+
+    // 2. SQLMesh, full range and/or short range
+    let mut sm_runs = vec![];
+    if !args.skip_sqlmesh_full {
+        sm_runs.push(("SQLMesh".to_string(), hours));
+    }
+    if let Some(short) = args.sqlmesh_short_hours {
+        sm_runs.push((format!("SQLMesh ({short} h range)"), short));
+    }
+    for (label, h) in sm_runs {
+        let Some(program) = &sqlmesh else {
+            rows.push(Row {
+                tool: label,
+                intervals: h,
+                outcome: Outcome::Failed("sqlmesh not found".into()),
+            });
+            continue;
+        };
+        eprintln!("== {label}: {h} intervals ==");
+        let dir = work.join(format!("sqlmesh-{h}"));
+        intervals::write_project(&dir, hours)?;
+        let tool = Tool::sqlmesh(program.clone());
+        let argv = intervals::sqlmesh_args(h);
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let db = dir.join(generate::SQLMESH_DATABASE);
+        let outcome = match tool.run_timeout(&dir, &argv, timeout)? {
+            Timed::TimedOut(d) => {
+                let done = intervals::sqlmesh_physical_rows(&db).ok();
+                notes.push(format!(
+                    "{label}: `{}` killed after {:.0} s; completed intervals (rows in its physical table): {}",
+                    tool.display_command(&dir, &argv),
+                    d.as_secs_f64(),
+                    done.map(|n| n.to_string()).unwrap_or_else(|| "unknown".into())
+                ));
+                Outcome::TimedOut(d, done)
+            }
+            Timed::Done(run) if !run.output.status.success() => {
+                let stderr = String::from_utf8_lossy(&run.output.stderr);
+                notes.push(format!(
+                    "{label} failed: `{}` exited {}:\n{}",
+                    tool.display_command(&dir, &argv),
+                    run.output.status,
+                    stderr
+                        .lines()
+                        .rev()
+                        .take(20)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .rev()
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ));
+                Outcome::Failed(format!("exit {}", run.output.status))
+            }
+            Timed::Done(run) => {
+                let (n, distinct, min, max) =
+                    intervals::row_stats(&db, intervals::SQLMESH_DEV_VIEW)?;
+                notes.push(format!(
+                    "{label}: {} has {n} rows, {distinct} distinct hours, {min} .. {max}",
+                    intervals::SQLMESH_DEV_VIEW
+                ));
+                if n == h as i64 && distinct == h as i64 {
+                    Outcome::Done(run.elapsed)
+                } else {
+                    Outcome::Failed(format!("verification: {n} rows, expected {h}"))
+                }
+            }
+        };
+        rows.push(Row {
+            tool: label,
+            intervals: h,
+            outcome,
+        });
+    }
+
+    // 3. floor
+    eprintln!("== floor: {hours} intervals ==");
+    let outcome = match intervals::run_floor(hours, &work.join("floor.duckdb")) {
+        Ok(d) => Outcome::Done(d),
+        Err(e) => Outcome::Failed(format!("{e:#}")),
+    };
+    rows.push(Row {
+        tool: "floor (raw DuckDB, file)".into(),
+        intervals: hours,
+        outcome,
+    });
+    let load_after = load_average();
+
+    let floor = rows.last().expect("floor row");
+    let over_floor = intervals::efmesh_over_floor(&rows[0], floor);
+    let speedups: Vec<(String, Option<f64>)> = rows[1..rows.len() - 1]
+        .iter()
+        .map(|r| (r.tool.clone(), intervals::speedup(&rows[0], r)))
+        .collect();
+    let command_line = std::env::args().collect::<Vec<_>>().join(" ");
+    if args.json {
+        let value = serde_json::json!({
+            "command": command_line,
+            "efmesh_now": now,
+            "timeout_s": args.timeout_secs,
+            "loadavg_before": load_before,
+            "loadavg_after": load_after,
+            "rows": rows.iter().map(|r| serde_json::json!({
+                "tool": r.tool,
+                "intervals": r.intervals,
+                "seconds": r.secs(),
+                "intervals_per_s": r.rate(),
+                "outcome": format!("{:?}", r.outcome),
+            })).collect::<Vec<_>>(),
+            "efmesh_over_floor": over_floor,
+            "speedup_vs_sqlmesh": speedups.iter().map(|(t, s)| serde_json::json!({"vs": t, "speedup": s})).collect::<Vec<_>>(),
+            "notes": notes,
+        });
+        println!("{value}");
+    } else {
+        println!("`{command_line}`\n");
+        println!(
+            "efmesh: {} (EFMESH_NOW={now}); SQLMesh: {}. One run each, whole processes; floor times only \
+             the {hours} DELETE+INSERT transactions (setup untimed). Timeout {} s per command.\n",
+            efmesh.display(),
+            sqlmesh.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "not found".into()),
+            args.timeout_secs
+        );
+        if let (Some(b), Some(a)) = (&load_before, &load_after) {
+            println!("Load average (1/5/15 min) before: {b}; after: {a}.\n");
+        }
+        print!("{}", intervals::markdown(&rows));
+        println!();
+        match over_floor {
+            Some(r) => println!(
+                "- efmesh / floor (time): {r:.2}× — target ≤ 1.5×: {}",
+                if r <= 1.5 { "MET" } else { "NOT MET" }
+            ),
+            None => println!("- efmesh / floor (time): n/a"),
+        }
+        for (t, s) in &speedups {
+            match s {
+                Some(s) => println!(
+                    "- efmesh vs {t} (intervals/s): {s:.1}× faster — target ≥ 20×: {}",
+                    if *s >= 20.0 { "MET" } else { "NOT MET" }
+                ),
+                None => println!("- efmesh vs {t}: n/a"),
+            }
+        }
         if !notes.is_empty() {
             println!("\nNotes:\n");
             for note in notes {
@@ -469,6 +738,45 @@ mod tests {
                 "--timeout-secs",
                 "0",
             ],
+        ] {
+            assert!(Cli::try_parse_from(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn intervals_args() {
+        let cli = Cli::try_parse_from(["efmesh-bench", "intervals"]).unwrap();
+        let Cmd::Intervals(args) = cli.command else {
+            panic!("expected intervals")
+        };
+        assert_eq!((args.hours, args.timeout_secs), (8760, 600));
+        assert_eq!(args.sqlmesh_short_hours, None);
+        assert!(!args.json && !args.skip_sqlmesh_full);
+        let cli = Cli::try_parse_from([
+            "efmesh-bench",
+            "intervals",
+            "--hours",
+            "720",
+            "--sqlmesh",
+            "/x/sqlmesh",
+            "--timeout-secs",
+            "60",
+            "--sqlmesh-short-hours",
+            "48",
+            "--json",
+        ])
+        .unwrap();
+        let Cmd::Intervals(args) = cli.command else {
+            panic!("expected intervals")
+        };
+        assert_eq!((args.hours, args.timeout_secs), (720, 60));
+        assert_eq!(args.sqlmesh_short_hours, Some(48));
+        assert_eq!(args.sqlmesh, Some(PathBuf::from("/x/sqlmesh")));
+        assert!(args.json);
+        for bad in [
+            &["efmesh-bench", "intervals", "--hours", "25"][..],
+            &["efmesh-bench", "intervals", "--hours", "0"],
+            &["efmesh-bench", "intervals", "--timeout-secs", "0"],
         ] {
             assert!(Cli::try_parse_from(bad).is_err(), "{bad:?}");
         }
