@@ -36,6 +36,13 @@ fn query(dir: &Path, sql: &str) -> String {
     e.query_strings(sql).unwrap()[0].clone().unwrap_or_default()
 }
 
+/// Run setup SQL against the project's DuckDB file (between efmesh processes).
+fn exec(dir: &Path, sql: &str) {
+    let cfg = efmesh_core::config::Config::defaults("t").engine;
+    let mut e = DuckDbEngine::open(dir, "efmesh.duckdb", &cfg).unwrap();
+    e.execute("test setup", sql).unwrap();
+}
+
 fn ledger_rows(dir: &Path) -> Vec<(String, String)> {
     let c = rusqlite::Connection::open(dir.join("efmesh.state.sqlite")).unwrap();
     let mut s = c
@@ -170,11 +177,7 @@ fn lookback_catches_a_row_that_arrived_late() {
             "MODEL (name m.feed, kind INCREMENTAL_BY_TIME_RANGE (time_column ts, lookback 2), start '2026-01-01', columns (id BIGINT, ts TIMESTAMP));\nSELECT id, ts FROM raw.feed WHERE ts >= @start AND ts < @end",
         ),
     ]);
-    let load = |sql: &str| {
-        let cfg = efmesh_core::config::Config::defaults("t").engine;
-        let mut e = DuckDbEngine::open(p.path(), "efmesh.duckdb", &cfg).unwrap();
-        e.execute("test setup", sql).unwrap();
-    };
+    let load = |sql: &str| exec(p.path(), sql);
     load("CREATE SCHEMA landing; CREATE TABLE landing.feed AS SELECT range AS id, TIMESTAMP '2026-01-01' + to_hours(range * 6) AS ts FROM range(36)");
     apply_at(p.path(), "dev", "2026-01-10T00:00:00Z");
     assert_eq!(
@@ -369,11 +372,7 @@ fn unique_key_models_upsert_and_refuse_duplicate_or_null_keys() {
             "MODEL (name m.customers, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id), start '2026-01-01', cron '@daily', columns (id BIGINT, tier VARCHAR));\nSELECT id, tier FROM raw.customers",
         ),
     ]);
-    let exec = |sql: &str| {
-        let cfg = efmesh_core::config::Config::defaults("t").engine;
-        let mut e = DuckDbEngine::open(p.path(), "efmesh.duckdb", &cfg).unwrap();
-        e.execute("test setup", sql).unwrap();
-    };
+    let exec = |sql: &str| exec(p.path(), sql);
     exec("CREATE SCHEMA landing; CREATE TABLE landing.customers AS SELECT * FROM (VALUES (1, 'gold'), (2, 'silver')) t(id, tier)");
     apply_at(p.path(), "dev", "2026-01-03T00:00:00Z");
     assert_eq!(
@@ -440,11 +439,7 @@ fn scd_type_2_history_survives_three_applies_and_a_non_breaking_change_upstream(
             "MODEL (name m.tiers, kind SCD_TYPE_2_BY_COLUMN (unique_key id, columns [tier], invalidate_hard_deletes true), cron '@daily', start '2026-01-01');\nSELECT id, tier FROM stg.customers",
         ),
     ]);
-    let exec = |sql: &str| {
-        let cfg = efmesh_core::config::Config::defaults("t").engine;
-        let mut e = DuckDbEngine::open(p.path(), "efmesh.duckdb", &cfg).unwrap();
-        e.execute("test setup", sql).unwrap();
-    };
+    let exec = |sql: &str| exec(p.path(), sql);
     let history = |model: &str| {
         query(
             p.path(),

@@ -276,6 +276,37 @@ fn read_environment(conn: &Connection, env: &str) -> rusqlite::Result<BTreeMap<S
     rows.collect()
 }
 
+/// The done ranges of one physics, read inside a transaction.
+fn read_ledger(conn: &Connection, pfp: &str) -> rusqlite::Result<Ledger> {
+    let mut stmt = conn.prepare_cached("SELECT start_at, end_at FROM intervals WHERE physical_fingerprint = ?1 AND status = 'done'")?;
+    let rows = stmt.query_map(params![pfp], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })?;
+    let mut ledger = Ledger::default();
+    for row in rows {
+        let (s, t) = row?;
+        if let (Some(s), Some(t)) = (parse_edge(&s), parse_edge(&t)) {
+            ledger.insert(Range::new(s, t));
+        }
+    }
+    Ok(ledger)
+}
+
+/// Replace the done rows of one physics with `ledger`'s merged ranges.
+fn write_ledger(conn: &Connection, pfp: &str, ledger: &Ledger, now: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "DELETE FROM intervals WHERE physical_fingerprint = ?1 AND status = 'done'",
+        params![pfp],
+    )?;
+    for r in ledger.ranges() {
+        conn.execute(
+            "INSERT INTO intervals (physical_fingerprint, status, start_at, end_at, updated_at) VALUES (?1, 'done', ?2, ?3, ?4)",
+            params![pfp, edge(r.start), edge(r.end), now],
+        )?;
+    }
+    Ok(())
+}
+
 const REFERENCED: &str = "SELECT s.physical_fingerprint FROM environments e JOIN snapshots s ON s.fingerprint = e.fingerprint";
 
 impl StateStore for SqliteState {
@@ -577,34 +608,9 @@ impl StateStore for SqliteState {
         let location = self.location.clone();
         let e = store_err(&location);
         let tx = self.immediate()?;
-        let mut ledger = Ledger::default();
-        {
-            let mut stmt = tx.prepare_cached("SELECT start_at, end_at FROM intervals WHERE physical_fingerprint = ?1 AND status = 'done'").map_err(e)?;
-            let rows = stmt
-                .query_map(params![physical_fingerprint], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-                })
-                .map_err(e)?;
-            for row in rows {
-                let (s, t) = row.map_err(e)?;
-                if let (Some(s), Some(t)) = (parse_edge(&s), parse_edge(&t)) {
-                    ledger.insert(Range::new(s, t));
-                }
-            }
-        }
+        let mut ledger = read_ledger(&tx, physical_fingerprint).map_err(e)?;
         ledger.insert(range);
-        tx.execute(
-            "DELETE FROM intervals WHERE physical_fingerprint = ?1 AND status = 'done'",
-            params![physical_fingerprint],
-        )
-        .map_err(e)?;
-        for r in ledger.ranges() {
-            tx.execute(
-                "INSERT INTO intervals (physical_fingerprint, status, start_at, end_at, updated_at) VALUES (?1, 'done', ?2, ?3, ?4)",
-                params![physical_fingerprint, edge(r.start), edge(r.end), now],
-            )
-            .map_err(e)?;
-        }
+        write_ledger(&tx, physical_fingerprint, &ledger, &now).map_err(e)?;
         tx.execute(
             "DELETE FROM intervals WHERE physical_fingerprint = ?1 AND status = 'failed' AND start_at >= ?2 AND end_at <= ?3",
             params![physical_fingerprint, edge(range.start), edge(range.end)],
@@ -619,34 +625,9 @@ impl StateStore for SqliteState {
         let e = store_err(&location);
         let tx = self.immediate()?;
         for (pfp, range) in ranges {
-            let mut ledger = Ledger::default();
-            {
-                let mut stmt = tx.prepare_cached("SELECT start_at, end_at FROM intervals WHERE physical_fingerprint = ?1 AND status = 'done'").map_err(e)?;
-                let rows = stmt
-                    .query_map(params![pfp], |r| {
-                        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-                    })
-                    .map_err(e)?;
-                for row in rows {
-                    let (s, t) = row.map_err(e)?;
-                    if let (Some(s), Some(t)) = (parse_edge(&s), parse_edge(&t)) {
-                        ledger.insert(Range::new(s, t));
-                    }
-                }
-            }
+            let mut ledger = read_ledger(&tx, pfp).map_err(e)?;
             ledger.remove(*range);
-            tx.execute(
-                "DELETE FROM intervals WHERE physical_fingerprint = ?1 AND status = 'done'",
-                params![pfp],
-            )
-            .map_err(e)?;
-            for r in ledger.ranges() {
-                tx.execute(
-                    "INSERT INTO intervals (physical_fingerprint, status, start_at, end_at, updated_at) VALUES (?1, 'done', ?2, ?3, ?4)",
-                    params![pfp, edge(r.start), edge(r.end), now],
-                )
-                .map_err(e)?;
-            }
+            write_ledger(&tx, pfp, &ledger, &now).map_err(e)?;
         }
         tx.commit().map_err(e)
     }
