@@ -108,7 +108,13 @@ fn a_90_day_backfill_in_batches_of_7_marks_every_interval_done() {
 }
 
 #[test]
-fn a_backfill_killed_between_batches_resumes_without_duplicates() {
+fn a_backfill_killed_at_several_points_resumes_without_duplicates() {
+    for kill_at in [2, 17, 40] {
+        killed_backfill_resumes(kill_at);
+    }
+}
+
+fn killed_backfill_resumes(kill_at: usize) {
     // each batch does a little busy work so the kill lands mid-backfill
     let slow = " AND (SELECT count(*) FROM range(3000000) t(x) WHERE hash(x) % 5 = 1) > 0";
     let p = project(&[
@@ -125,23 +131,26 @@ fn a_backfill_killed_between_batches_resumes_without_duplicates() {
         .spawn()
         .unwrap();
     let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    let marker = format!("batch=\"{kill_at}/59\"");
     loop {
         let line = lines
             .next()
-            .expect("the backfill ended before batch 10")
+            .unwrap_or_else(|| panic!("the backfill ended before batch {kill_at}"))
             .unwrap();
-        if line.contains("batch=\"10/59\"") || line.contains("batch=10/59") {
+        if line.contains(&marker) {
             break;
         }
     }
     child.kill().unwrap(); // SIGKILL between or inside batches
     child.wait().unwrap();
     let done_before = ledger_rows(p.path());
-    assert_eq!(done_before.len(), 1, "{done_before:?}");
-    assert!(
-        done_before[0].1.as_str() < "2026-03-01T00:00:00",
-        "the kill interrupted the backfill: {done_before:?}"
-    );
+    assert!(done_before.len() <= 1, "{done_before:?}");
+    if let Some((_, end)) = done_before.first() {
+        assert!(
+            end.as_str() < "2026-03-01T00:00:00",
+            "the kill interrupted the backfill: {done_before:?}"
+        );
+    }
 
     let v = apply_at(p.path(), "dev", "2026-03-01T00:00:00Z");
     let first = v["batches"][0]["start"]
@@ -149,9 +158,13 @@ fn a_backfill_killed_between_batches_resumes_without_duplicates() {
         .unwrap()
         .trim_end_matches('Z')
         .to_string();
+    let resume_at = done_before
+        .first()
+        .map(|(_, e)| e.clone())
+        .unwrap_or_else(|| "2026-01-01T00:00:00".into());
     assert_eq!(
-        first, done_before[0].1,
-        "resumes at the first interval not recorded done"
+        first, resume_at,
+        "resumes at the first interval not recorded done (killed at batch {kill_at})"
     );
     assert_eq!(
         query(p.path(), "SELECT count(*)::VARCHAR FROM dev__m.daily"),
