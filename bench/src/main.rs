@@ -428,7 +428,7 @@ fn cmd_intervals(args: IntervalsArgs) -> Result<()> {
         let dir = work.join(format!("sqlmesh-{h}"));
         intervals::write_project(&dir, hours)?;
         let tool = Tool::sqlmesh(program.clone());
-        let argv = intervals::sqlmesh_args(h);
+        let argv = intervals::sqlmesh_args(h, hours);
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
         let db = dir.join(generate::SQLMESH_DATABASE);
         let outcome = match tool.run_timeout(&dir, &argv, timeout)? {
