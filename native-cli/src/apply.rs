@@ -560,6 +560,11 @@ pub fn apply_plan(
         })?;
         evolve_schema(project, i, &names[&a.model], &names, engine, now)?;
     }
+    let cx = BatchContext {
+        project,
+        names: &names,
+        retries: opts.retries,
+    };
     let mut built = vec![];
     let mut batches = vec![];
     if plan
@@ -582,58 +587,34 @@ pub fn apply_plan(
         })?;
         let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
         let physical = &names[&a.model];
-        if !a.build {
-            batches.extend(run_batches(
-                &BatchContext {
-                    project,
-                    names: &names,
-                    retries: opts.retries,
-                },
-                i,
-                a,
-                physical,
-                state,
-                engine,
-            )?);
-            continue;
+        if a.build {
+            let sql = build_statement(project, i, physical, &names, now)?;
+            let started = Instant::now();
+            tracing::info!(
+                model = a.model.as_str(),
+                env = plan.env.as_str(),
+                table = physical.as_str(),
+                "building"
+            );
+            engine
+                .transaction(&format!("building {}", a.model), &[sql])
+                .map_err(|e| match e {
+                    EngineError::Statement { message, sql, .. } => Error::Build {
+                        model: a.model.clone(),
+                        message,
+                        sql,
+                    },
+                    other => Error::Engine(other),
+                })?;
+            state.mark_built(pfp, &a.model, &a.kind, Utc::now())?;
+            tracing::info!(
+                model = a.model.as_str(),
+                duration_ms = started.elapsed().as_millis() as u64,
+                "built"
+            );
+            built.push(a.model.clone());
         }
-        let sql = build_statement(project, i, physical, &names, now)?;
-        let started = Instant::now();
-        tracing::info!(
-            model = a.model.as_str(),
-            env = plan.env.as_str(),
-            table = physical.as_str(),
-            "building"
-        );
-        engine
-            .transaction(&format!("building {}", a.model), &[sql])
-            .map_err(|e| match e {
-                EngineError::Statement { message, sql, .. } => Error::Build {
-                    model: a.model.clone(),
-                    message,
-                    sql,
-                },
-                other => Error::Engine(other),
-            })?;
-        state.mark_built(pfp, &a.model, &a.kind, Utc::now())?;
-        tracing::info!(
-            model = a.model.as_str(),
-            duration_ms = started.elapsed().as_millis() as u64,
-            "built"
-        );
-        built.push(a.model.clone());
-        batches.extend(run_batches(
-            &BatchContext {
-                project,
-                names: &names,
-                retries: opts.retries,
-            },
-            i,
-            a,
-            physical,
-            state,
-            engine,
-        )?);
+        batches.extend(run_batches(&cx, i, a, physical, state, engine)?);
     }
 
     // swap the environment's views in one transaction
