@@ -68,6 +68,16 @@ impl Project {
         self.index_of(name).map(|i| &self.models[i])
     }
 
+    /// Where model `i`'s history starts: its own `start`, else the project's (both validated
+    /// when they were loaded). Callers choose their own fallback when neither is declared.
+    pub fn history_start(&self, i: usize) -> Option<chrono::NaiveDateTime> {
+        let m = &self.models[i];
+        m.start
+            .as_deref()
+            .or(self.config.start.as_deref())
+            .and_then(|s| crate::time::parse_instant(s).ok())
+    }
+
     /// Parent names of model `i`, sorted.
     pub fn parent_names(&self, i: usize) -> Vec<&str> {
         let mut v: Vec<&str> = self

@@ -425,11 +425,9 @@ fn complete_until(m: &Model, now: DateTime<Utc>) -> NaiveDateTime {
     efmesh_core::interval::unit_of(m).floor(now.naive_utc())
 }
 
-fn model_start(project: &Project, m: &Model, end: NaiveDateTime) -> NaiveDateTime {
-    m.start
-        .as_deref()
-        .or(project.config.start.as_deref())
-        .and_then(|s| efmesh_core::time::parse_instant(s).ok())
+fn model_start(project: &Project, i: usize, end: NaiveDateTime) -> NaiveDateTime {
+    project
+        .history_start(i)
         .unwrap_or(end - chrono::Duration::days(1))
         .min(end)
 }
@@ -458,7 +456,7 @@ fn build_statement(
         }
         kind => {
             let end = complete_until(m, now);
-            let start = model_start(project, m, end);
+            let start = model_start(project, i, end);
             let sql = render_model(
                 project,
                 i,

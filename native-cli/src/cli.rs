@@ -1,7 +1,7 @@
 //! The `efmesh` command line: clap definitions and the thin dispatch onto the library.
 
 use crate::{report, Efmesh, Error, RenderOptions};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use efmesh_core::{Diagnostic, API_VERSION};
 use serde::Serialize;
 use std::io::IsTerminal;
@@ -80,15 +80,9 @@ pub enum Command {
     Plan {
         /// The environment (`prod`, `dev`, ...).
         env: String,
-        /// Show which parts of each definition diverged, and why each category follows.
-        #[arg(long)]
-        explain: bool,
-        /// The operator's verdict on direct changes: `model=breaking|non-breaking`, comma-separated.
-        #[arg(long, value_delimiter = ',')]
-        reclassify: Vec<String>,
-        /// Apply these models' changes without replaying history (comma-separated).
-        #[arg(long, value_delimiter = ',')]
-        forward_only: Vec<String>,
+        /// How the plan is made and shown.
+        #[command(flatten)]
+        flags: PlanFlags,
         /// Print one JSON object on stdout.
         #[arg(long)]
         json: bool,
@@ -100,15 +94,9 @@ pub enum Command {
         /// Apply without asking (required outside a terminal when the plan has changes).
         #[arg(short = 'y', long)]
         yes: bool,
-        /// Show diverged definition paths in the plan.
-        #[arg(long)]
-        explain: bool,
-        /// The operator's verdict on direct changes: `model=breaking|non-breaking`, comma-separated.
-        #[arg(long, value_delimiter = ',')]
-        reclassify: Vec<String>,
-        /// Apply these models' changes without replaying history (comma-separated).
-        #[arg(long, value_delimiter = ',')]
-        forward_only: Vec<String>,
+        /// How the plan is made and shown.
+        #[command(flatten)]
+        flags: PlanFlags,
         /// Retry a failed batch write this many times, with exponential backoff.
         #[arg(long, default_value_t = 0)]
         retries: u32,
@@ -194,88 +182,74 @@ fn confirm(env: &str) -> bool {
     std::io::stdin().read_line(&mut answer).is_ok() && matches!(answer.trim(), "y" | "Y" | "yes")
 }
 
-/// Parse `--reclassify` and `--forward-only` into plan options.
-fn plan_options(
-    reclassify: &[String],
-    forward_only: &[String],
-) -> Result<efmesh_core::plan::PlanOptions, Error> {
-    use efmesh_core::plan::Category;
-    let mut o = efmesh_core::plan::PlanOptions::default();
-    for r in reclassify.iter().filter(|r| !r.trim().is_empty()) {
-        let (model, verdict) = r.split_once('=').ok_or_else(|| Error::Argument {
-            message: format!("--reclassify `{r}` is not `model=breaking|non-breaking`"),
-            help: None,
-        })?;
-        let verdict = match verdict.trim() {
-            "breaking" => Category::Breaking,
-            "non-breaking" => Category::NonBreaking,
-            other => {
-                return Err(Error::Argument {
-                    message: format!(
-                        "--reclassify verdict `{other}` is not `breaking` or `non-breaking`"
-                    ),
-                    help: None,
-                })
-            }
-        };
-        o.reclassify
-            .insert(model.trim().to_ascii_lowercase(), verdict);
+/// The flags `plan` and `apply` share.
+#[derive(Debug, Args)]
+pub struct PlanFlags {
+    /// Show which parts of each definition diverged, and why each category follows.
+    #[arg(long)]
+    pub explain: bool,
+    /// The operator's verdict on direct changes: `model=breaking|non-breaking`, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub reclassify: Vec<String>,
+    /// Apply these models' changes without replaying history (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub forward_only: Vec<String>,
+}
+
+impl PlanFlags {
+    /// Parse `--reclassify` and `--forward-only` into plan options.
+    fn options(&self) -> Result<efmesh_core::plan::PlanOptions, Error> {
+        let (reclassify, forward_only) = (&self.reclassify, &self.forward_only);
+        use efmesh_core::plan::Category;
+        let mut o = efmesh_core::plan::PlanOptions::default();
+        for r in reclassify.iter().filter(|r| !r.trim().is_empty()) {
+            let (model, verdict) = r.split_once('=').ok_or_else(|| Error::Argument {
+                message: format!("--reclassify `{r}` is not `model=breaking|non-breaking`"),
+                help: None,
+            })?;
+            let verdict = match verdict.trim() {
+                "breaking" => Category::Breaking,
+                "non-breaking" => Category::NonBreaking,
+                other => {
+                    return Err(Error::Argument {
+                        message: format!(
+                            "--reclassify verdict `{other}` is not `breaking` or `non-breaking`"
+                        ),
+                        help: None,
+                    })
+                }
+            };
+            o.reclassify
+                .insert(model.trim().to_ascii_lowercase(), verdict);
+        }
+        o.forward_only = forward_only
+            .iter()
+            .map(|m| m.trim().to_ascii_lowercase())
+            .filter(|m| !m.is_empty())
+            .collect();
+        Ok(o)
     }
-    o.forward_only = forward_only
-        .iter()
-        .map(|m| m.trim().to_ascii_lowercase())
-        .filter(|m| !m.is_empty())
-        .collect();
-    Ok(o)
 }
 
 fn apply_command(
     dir: &std::path::Path,
     env: &str,
     yes: bool,
-    explain: bool,
+    flags: &PlanFlags,
     json: bool,
-    options: efmesh_core::plan::PlanOptions,
     retries: u32,
 ) -> ExitCode {
-    // nothing changed since the last load: answer without parsing the project
-    let fast = if options == Default::default() {
-        crate::plan_if_unchanged(dir, env)
-    } else {
-        Ok(None)
-    };
-    match fast {
-        Ok(Some(plan)) => {
-            if json {
-                print_json(ApplyJson {
-                    env,
-                    applied: true,
-                    plan: crate::plan_view::PlanJson::of(&plan),
-                    built: &[],
-                    batches: &[],
-                    promoted: false,
-                    statements: 0,
-                });
-            } else {
-                print!("{}", crate::plan_view::render(&plan, explain, false));
-            }
-            return ExitCode::SUCCESS;
-        }
-        Ok(None) => {}
-        Err(e) => return fail(e, json),
-    }
-    let p = match Efmesh::open(dir) {
+    let planned = flags
+        .options()
+        .and_then(|options| crate::plan_dir(dir, env, &options));
+    let (plan, project) = match planned {
         Ok(p) => p,
-        Err(e) => return fail(e, json),
-    };
-    let plan = match p.plan_with_options(env, &options) {
-        Ok(plan) => plan,
         Err(e) => return fail(e, json),
     };
     if !json {
         print!(
             "{}",
-            crate::plan_view::render(&plan, explain, stdout_color())
+            crate::plan_view::render(&plan, flags.explain, stdout_color())
         );
     }
     let emit = |applied: bool,
@@ -316,6 +290,13 @@ fn apply_command(
             return ExitCode::from(1);
         }
     }
+    let Some(p) = project else {
+        // a plan answered from the cache has no changes; this cannot be reached
+        return fail(
+            Error::Render("a cached plan cannot be applied".into()),
+            json,
+        );
+    };
     match p.apply(
         &plan,
         crate::ApplyOptions {
@@ -494,31 +475,18 @@ pub fn run(cli: Cli) -> ExitCode {
                 ExitCode::SUCCESS
             }
         },
-        Command::Plan {
-            env,
-            explain,
-            reclassify,
-            forward_only,
-            json,
-        } => match plan_options(&reclassify, &forward_only).and_then(|options| {
-            let fast = if options == Default::default() {
-                crate::plan_if_unchanged(&dir, &env)?
-            } else {
-                None
-            };
-            match fast {
-                Some(plan) => Ok(plan),
-                None => Efmesh::open(&dir).and_then(|p| p.plan_with_options(&env, &options)),
-            }
-        }) {
+        Command::Plan { env, flags, json } => match flags
+            .options()
+            .and_then(|options| crate::plan_dir(&dir, &env, &options))
+        {
             Err(e) => fail(e, json),
-            Ok(plan) => {
+            Ok((plan, _)) => {
                 if json {
                     print_json(crate::plan_view::PlanJson::of(&plan));
                 } else {
                     print!(
                         "{}",
-                        crate::plan_view::render(&plan, explain, stdout_color())
+                        crate::plan_view::render(&plan, flags.explain, stdout_color())
                     );
                 }
                 ExitCode::SUCCESS
@@ -527,15 +495,10 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Apply {
             env,
             yes,
-            explain,
-            reclassify,
-            forward_only,
+            flags,
             retries,
             json,
-        } => match plan_options(&reclassify, &forward_only) {
-            Ok(options) => apply_command(&dir, &env, yes, explain, json, options, retries),
-            Err(e) => fail(e, json),
-        },
+        } => apply_command(&dir, &env, yes, &flags, json, retries),
         Command::Restate {
             env,
             model,

@@ -47,7 +47,7 @@ pub use efmesh_core::plan::Plan;
 pub use error::{CheckFailure, Error};
 pub use janitor::{JanitorOptions, JanitorReport};
 
-use chrono::{NaiveDateTime, Utc};
+use chrono::NaiveDateTime;
 use efmesh_core::config::{Config, EngineTarget, StateTarget, CONFIG_FILE};
 use efmesh_core::external_yaml::EXTERNAL_MODELS_FILE;
 use efmesh_core::model_sql::{render_model, RelationTarget};
@@ -152,17 +152,19 @@ fn process_env(name: &str) -> Option<String> {
 /// reported as diagnostics in the [`CheckReport`].
 pub fn check(dir: &Path) -> Result<CheckReport, Error> {
     let root = discover::find_root(dir)?;
-    let (config_text, sources) = match read_sources(&root)? {
-        Ok(s) => s,
-        Err((diagnostics, files)) => {
-            return Ok(CheckReport {
-                root,
-                diagnostics,
-                files,
-                project: None,
-            })
-        }
-    };
+    Ok(match read_sources(&root)? {
+        Ok((config_text, sources)) => load_sources(root, config_text, sources),
+        Err((diagnostics, files)) => CheckReport {
+            root,
+            diagnostics,
+            files,
+            project: None,
+        },
+    })
+}
+
+/// Load and check a project from texts already read (see [`read_sources`]).
+fn load_sources(root: PathBuf, config_text: String, sources: ProjectSources) -> CheckReport {
     let mut files = BTreeMap::from([(CONFIG_FILE.to_string(), config_text.clone())]);
     let mut read_seed = |rel: &str| std::fs::read(root.join(rel)).map_err(|e| e.to_string());
     let parsed = parse_parallel(&sources);
@@ -185,19 +187,23 @@ pub fn check(dir: &Path) -> Result<CheckReport, Error> {
     if let Some(p) = &loaded.project {
         plan_cache::remember(&root, &config_text, &sources, p);
     }
-    Ok(CheckReport {
+    CheckReport {
         root,
         diagnostics: loaded.diagnostics,
         files,
         project: loaded.project,
-    })
+    }
 }
 
 impl Efmesh {
     /// Open the project at (or above) `dir`. Fails with [`Error::Invalid`] when it does not
     /// check clean, carrying every diagnostic.
     pub fn open(dir: impl AsRef<Path>) -> Result<Efmesh, Error> {
-        let report = check(dir.as_ref())?;
+        Efmesh::from_report(check(dir.as_ref())?)
+    }
+
+    /// The project of a report that checked clean, or every diagnostic as an error.
+    fn from_report(report: CheckReport) -> Result<Efmesh, Error> {
         match report.project {
             Some(project) => Ok(Efmesh {
                 root: report.root,
@@ -385,12 +391,14 @@ impl Efmesh {
                 help: None,
             })
         };
-        let start: NaiveDateTime = match (&opts.start, &m.start, &self.project.config.start) {
-            (Some(s), _, _) | (None, Some(s), _) | (None, None, Some(s)) => parse(s, "start")?,
-            (None, None, None) => Utc::now()
-                .date_naive()
-                .and_hms_opt(0, 0, 0)
-                .expect("midnight exists"),
+        let start: NaiveDateTime = match &opts.start {
+            Some(s) => parse(s, "start")?,
+            None => self.project.history_start(i).unwrap_or_else(|| {
+                clock::now()
+                    .date_naive()
+                    .and_hms_opt(0, 0, 0)
+                    .expect("midnight exists")
+            }),
         };
         let step = efmesh_core::interval::unit_of(m).step();
         let end = match &opts.end {
@@ -525,20 +533,34 @@ fn read_sources(root: &Path) -> Result<Result<(String, ProjectSources), ConfigFa
     Ok(Ok((config_text, sources)))
 }
 
-/// The no-op plan for `env`, answered from the project cache without parsing any model, when
-/// no input file changed since the last full load and the environment serves exactly the
-/// cached versions. `None` means "compute the plan" (the cache never decides a change).
-pub fn plan_if_unchanged(dir: &Path, env: &str) -> Result<Option<Plan>, Error> {
+/// Plan `env` for the project at (or above) `dir`, reading its files once. When nothing
+/// changed since the last load and the environment serves exactly the cached versions, the
+/// no-op plan comes from the project cache without parsing a model (the cache never decides a
+/// change); otherwise the project is loaded from the same texts and returned with the plan.
+pub fn plan_dir(
+    dir: &Path,
+    env: &str,
+    options: &efmesh_core::plan::PlanOptions,
+) -> Result<(Plan, Option<Efmesh>), Error> {
     let root = discover::find_root(dir)?;
-    if naming::validate_env(env).is_err() {
-        return Ok(None);
+    let (config_text, sources) = match read_sources(&root)? {
+        Ok(s) => s,
+        Err((diagnostics, files)) => {
+            return Err(Error::Invalid(Box::new(CheckFailure {
+                diagnostics,
+                files,
+            })))
+        }
+    };
+    if *options == efmesh_core::plan::PlanOptions::default() && naming::validate_env(env).is_ok() {
+        if let Some(models) = plan_cache::lookup(&root, &config_text, &sources) {
+            let pointers = open_state(&root, &sources.config)?.environment(env)?;
+            if let Some(plan) = plan_cache::noop_plan(env, &models, &pointers) {
+                return Ok((plan, None));
+            }
+        }
     }
-    let Ok((config_text, sources)) = read_sources(&root)? else {
-        return Ok(None);
-    };
-    let Some(models) = plan_cache::lookup(&root, &config_text, &sources) else {
-        return Ok(None);
-    };
-    let pointers = open_state(&root, &sources.config)?.environment(env)?;
-    Ok(plan_cache::noop_plan(env, &models, &pointers))
+    let project = Efmesh::from_report(load_sources(root, config_text, sources))?;
+    let plan = project.plan_with_options(env, options)?;
+    Ok((plan, Some(project)))
 }

@@ -495,11 +495,8 @@ pub fn plan(
                     _ => (Some(1), 0),
                 };
                 let unit = interval::unit_of(m);
-                let start = m
-                    .start
-                    .as_deref()
-                    .or(project.config.start.as_deref())
-                    .and_then(|s| crate::time::parse_instant(s).ok())
+                let start = project
+                    .history_start(i)
                     .unwrap_or_else(|| unit.floor(state.now) - unit.step());
                 let empty = Ledger::default();
                 let ledger = state.ledgers.get(&physical).unwrap_or(&empty);
