@@ -694,6 +694,14 @@ mod tests {
         fn statements_issued(&self) -> u64 {
             0
         }
+        fn query(
+            &mut self,
+            _: &str,
+            _: &str,
+            _: Option<usize>,
+        ) -> Result<crate::engine::Rows, EngineError> {
+            panic!("nothing may run")
+        }
         fn describe(&mut self, _: &str) -> Result<Vec<(String, String)>, EngineError> {
             panic!("nothing may run")
         }

@@ -1,6 +1,6 @@
 //! DuckDB, the default engine: a database file next to the project (or `:memory:`).
 
-use super::{Engine, EngineError, EngineFeature};
+use super::{Engine, EngineError, EngineFeature, Rows};
 use efmesh_core::config::EngineConfig;
 use std::path::Path;
 
@@ -149,6 +149,40 @@ impl Engine for DuckDbEngine {
             })
     }
 
+    fn query(
+        &mut self,
+        context: &str,
+        sql: &str,
+        limit: Option<usize>,
+    ) -> Result<Rows, EngineError> {
+        self.statements += 1;
+        // every column as text, so values print and compare the way DuckDB renders them
+        let text = format!("SELECT COLUMNS(*)::VARCHAR FROM ({sql}) AS efmesh_q");
+        let wrap = |e: ::duckdb::Error| EngineError::Statement {
+            context: context.into(),
+            message: e.to_string(),
+            sql: sql.into(),
+        };
+        tracing::debug!(context, sql, "querying");
+        let mut stmt = self.conn.prepare(&text).map_err(wrap)?;
+        let mut out = Rows::default();
+        let mut rows = stmt.query([]).map_err(wrap)?;
+        while let Some(r) = rows.next().map_err(wrap)? {
+            if limit.is_some_and(|l| out.rows.len() >= l) {
+                break;
+            }
+            let n = r.as_ref().column_count();
+            let mut vals = Vec::with_capacity(n);
+            for c in 0..n {
+                vals.push(r.get::<_, Option<String>>(c).map_err(wrap)?);
+            }
+            out.rows.push(vals);
+        }
+        drop(rows);
+        out.columns = stmt.column_names();
+        Ok(out)
+    }
+
     fn statements_issued(&self) -> u64 {
         self.statements
     }
@@ -184,6 +218,19 @@ mod tests {
         assert_eq!(
             e.query_strings("SELECT version()").unwrap(),
             vec![Some("v1.5.5".to_string())]
+        );
+        let rows = e
+            .query(
+                "t",
+                "SELECT 1 AS a, NULL::INT AS b, 2.5::DOUBLE AS c UNION ALL SELECT 2, 3, 4",
+                Some(5),
+            )
+            .unwrap();
+        assert_eq!(rows.columns, vec!["a", "b", "c"]);
+        assert_eq!(rows.rows.len(), 2);
+        assert_eq!(
+            rows.rows[0],
+            vec![Some("1".into()), None, Some("2.5".into())]
         );
         // a failed transaction leaves nothing behind
         let r = e.transaction(

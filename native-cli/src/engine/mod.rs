@@ -48,6 +48,15 @@ pub enum EngineError {
     },
 }
 
+/// A query's result as text: what audits, unit tests and `efmesh audit` compare and print.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rows {
+    /// The result's column names, in order.
+    pub columns: Vec<String>,
+    /// Each row's values rendered by the engine as text; `None` is SQL NULL.
+    pub rows: Vec<Vec<Option<String>>>,
+}
+
 /// A database efmesh materializes into.
 pub trait Engine {
     /// The engine's name for messages.
@@ -56,6 +65,26 @@ pub trait Engine {
     fn supports(&self, feature: EngineFeature) -> bool;
     /// Run statements as one transaction: all of them take effect, or none.
     fn transaction(&mut self, context: &str, statements: &[String]) -> Result<(), EngineError>;
+    /// Open an explicit transaction, for work that must inspect its own writes (audits) before
+    /// deciding to keep them.
+    fn begin(&mut self, context: &str) -> Result<(), EngineError> {
+        self.execute(context, "BEGIN TRANSACTION")
+    }
+    /// Make the open transaction's writes visible to everyone.
+    fn commit(&mut self, context: &str) -> Result<(), EngineError> {
+        self.execute(context, "COMMIT")
+    }
+    /// Discard the open transaction's writes.
+    fn rollback(&mut self, context: &str) -> Result<(), EngineError> {
+        self.execute(context, "ROLLBACK")
+    }
+    /// Run a query and return at most `limit` rows of it as text (`None`: all rows).
+    fn query(
+        &mut self,
+        context: &str,
+        sql: &str,
+        limit: Option<usize>,
+    ) -> Result<Rows, EngineError>;
     /// Run one statement outside an explicit transaction.
     fn execute(&mut self, context: &str, sql: &str) -> Result<(), EngineError>;
     /// The result columns (name, type) a query would return, without running it.
