@@ -294,10 +294,35 @@ pub enum Problem {
     /// A built-in audit is called without an argument it requires, e.g. `columns` for `not_null`.
     #[error("audit `{audit}` needs argument `{arg}`")]
     MissingAuditArgument {
-        /// The built-in audit that was called.
+        /// The audit that was called.
         audit: String,
         /// The required argument that is missing.
-        arg: &'static str,
+        arg: String,
+    },
+    /// A built-in audit is called with an argument it does not take: usually a typo that
+    /// would otherwise be ignored silently.
+    #[error("audit `{audit}` has no argument `{arg}`")]
+    UnknownAuditArgument {
+        /// The built-in audit that was called.
+        audit: String,
+        /// The argument as written.
+        arg: String,
+        /// The arguments it takes.
+        known: Vec<String>,
+        /// The closest of them, when one is near enough to be a likely typo.
+        suggestion: Option<String>,
+    },
+    /// An audit argument has a value efmesh cannot use (`scope := 'daily'`).
+    #[error("audit `{audit}`: `{arg} := {value}` is not valid")]
+    InvalidAuditArgument {
+        /// The audit that was called.
+        audit: String,
+        /// The argument.
+        arg: String,
+        /// The value as written.
+        value: String,
+        /// What it may be.
+        expected: &'static str,
     },
     /// Two AUDIT blocks define the same audit name.
     #[error("audit `{name}` is defined twice")]
@@ -360,6 +385,8 @@ impl Problem {
             Problem::Cycle { .. } => "cycle",
             Problem::UnknownAudit { .. } => "unknown-audit",
             Problem::MissingAuditArgument { .. } => "missing-audit-argument",
+            Problem::UnknownAuditArgument { .. } => "unknown-audit-argument",
+            Problem::InvalidAuditArgument { .. } => "invalid-audit-argument",
             Problem::DuplicateAudit { .. } => "duplicate-audit",
         }
     }
@@ -411,6 +438,8 @@ impl Problem {
             Problem::Cycle { .. } => Some("break the cycle by removing one of these references".into()),
             Problem::UnknownAudit { suggestion, .. } => did_you_mean(suggestion).or_else(|| Some("define it in an AUDIT file under audits/, or use a built-in: not_null, unique_values, unique_combination_of_columns, accepted_values, number_of_rows, forall, assert_contiguous, assert_no_gaps".into())),
             Problem::MissingAuditArgument { arg, .. } => Some(format!("pass it as `{arg} := ...`")),
+            Problem::UnknownAuditArgument { suggestion, known, .. } => did_you_mean(suggestion).or_else(|| Some(format!("it takes: {}", known.join(", ")))),
+            Problem::InvalidAuditArgument { expected, .. } => Some(format!("use {expected}")),
             Problem::DuplicateAudit { first, .. } => Some(format!("first defined in {first}")),
             _ => None,
         }

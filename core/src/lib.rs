@@ -11,6 +11,7 @@
 // Diagnostics travel on cold error paths; boxing them would only add noise at every call site.
 #![allow(clippy::result_large_err)]
 
+pub mod contract;
 pub mod diagnostic;
 pub mod location;
 pub mod naming;

@@ -217,7 +217,7 @@ pub fn load_parsed(
     let audit_names: Vec<&str> = audits.keys().map(String::as_str).collect();
     for m in &models {
         for call in &m.audits {
-            if let Some(d) = audit::check_call(call, &|n| audits.contains_key(n), &audit_names) {
+            if let Some(d) = audit::check_call(call, &|n| audits.get(n), &audit_names) {
                 diags.push(d);
             }
         }

@@ -5,15 +5,18 @@
 //! A build that fails or is killed leaves the physics already built (and recorded) in place,
 //! and the next apply reuses it.
 
+use crate::audits::{self, AuditResult, AuditStatus};
 use crate::engine::{Engine, EngineError};
 use crate::state::{JournalEntry, StateStore};
 use crate::Error;
 use chrono::{DateTime, NaiveDateTime, Utc};
+use efmesh_core::audit::query::AuditQuery;
 use efmesh_core::model::{Kind, Model};
 use efmesh_core::model_sql::{render_model, RelationTarget};
 use efmesh_core::naming::{self, PHYSICAL_SCHEMA};
 use efmesh_core::plan::{Category, Plan};
 use efmesh_core::project::{seed_path, Project};
+use efmesh_core::sql::render::Relation;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
@@ -35,10 +38,6 @@ fn edge_literal(t: NaiveDateTime) -> String {
     format!("CAST('{}' AS TIMESTAMP)", t.format("%Y-%m-%d %H:%M:%S"))
 }
 
-/// Compute a time-range model's planned batches: each is one engine transaction (DELETE of the
-/// range, then INSERT of the query rendered for it, filtered to it), recorded done only after
-/// it committed. Recomputing an interval therefore never duplicates rows, and a batch that is
-/// interrupted is simply computed again.
 /// What every batch of one apply shares.
 struct BatchContext<'a> {
     project: &'a Project,
@@ -46,18 +45,190 @@ struct BatchContext<'a> {
     retries: u32,
 }
 
+/// A model's audits, split by where they run.
+struct ModelAudits<'a> {
+    /// Run over each batch written (`per_interval` and unscoped).
+    per_batch: Vec<AuditQuery<'a>>,
+    /// Run over the whole table before promotion (`whole` and unscoped).
+    whole: Vec<AuditQuery<'a>>,
+}
+
+impl<'a> ModelAudits<'a> {
+    fn of(project: &'a Project, m: &'a Model) -> ModelAudits<'a> {
+        let all: Vec<AuditQuery<'a>> = m
+            .audits
+            .iter()
+            .filter_map(|c| efmesh_core::audit::query::resolve(c, &|n| project.audits.get(n)))
+            .collect();
+        ModelAudits {
+            per_batch: all
+                .iter()
+                .filter(|q| q.scope.per_batch())
+                .cloned()
+                .collect(),
+            whole: all.into_iter().filter(|q| q.scope.whole()).collect(),
+        }
+    }
+
+    /// Whether intervals must wait for the whole-table audits before they count as done.
+    fn defers_marks(&self) -> bool {
+        self.whole.iter().any(|q| q.blocking)
+    }
+}
+
+/// How named audits see the rest of the project during an apply: other models by the physics
+/// this plan pins, EXTERNAL sources directly.
+fn physical_resolver<'a>(
+    project: &'a Project,
+    names: &'a HashMap<String, String>,
+) -> impl Fn(&str) -> Option<Relation> + 'a {
+    move |n: &str| match names.get(n) {
+        Some(p) => Some(Relation::Name(p.clone())),
+        None => match &project.model(n)?.kind {
+            Kind::External { source } => Some(efmesh_core::model_sql::external_relation(source)),
+            _ => None,
+        },
+    }
+}
+
+/// Why an audited write did not commit.
+enum WriteError {
+    /// The engine failed; the write may be retried.
+    Engine(EngineError),
+    /// Blocking audits found violations; retrying would find them again.
+    Audit(Vec<AuditResult>),
+    /// Anything else.
+    Other(Error),
+}
+
+/// Run `statements` in one transaction, then `audits` over what they wrote, then `cleanup`;
+/// commit unless a blocking audit failed, so failed data is never left behind.
+fn write_audited(
+    engine: &mut dyn Engine,
+    context: &str,
+    statements: &[String],
+    cleanup: &[String],
+    audits: &[AuditQuery],
+    target: &audits::Target,
+) -> Result<Vec<AuditResult>, WriteError> {
+    if audits.is_empty() {
+        let all: Vec<String> = statements.iter().chain(cleanup).cloned().collect();
+        engine
+            .transaction(context, &all)
+            .map_err(WriteError::Engine)?;
+        return Ok(vec![]);
+    }
+    engine.begin(context).map_err(WriteError::Engine)?;
+    let mut run = || -> Result<Vec<AuditResult>, WriteError> {
+        for sql in statements {
+            engine.execute(context, sql).map_err(WriteError::Engine)?;
+        }
+        let mut results = vec![];
+        for q in audits {
+            results.push(audits::run(engine, q, target).map_err(WriteError::Other)?);
+        }
+        for sql in cleanup {
+            engine.execute(context, sql).map_err(WriteError::Engine)?;
+        }
+        if results.iter().any(|r| r.status == AuditStatus::Failed) {
+            return Err(WriteError::Audit(
+                results
+                    .into_iter()
+                    .filter(|r| r.status == AuditStatus::Failed)
+                    .collect(),
+            ));
+        }
+        Ok(results)
+    };
+    match run() {
+        Ok(results) => {
+            engine.commit(context).map_err(WriteError::Engine)?;
+            Ok(results)
+        }
+        Err(e) => {
+            let _ = engine.rollback(context);
+            Err(e)
+        }
+    }
+}
+
+/// Log non-blocking violations and keep them for the outcome.
+fn keep_warnings(results: Vec<AuditResult>, warnings: &mut Vec<AuditResult>) -> u64 {
+    let n = results.len() as u64;
+    for r in results {
+        if r.status == AuditStatus::Warned {
+            tracing::warn!(
+                model = r.model.as_str(),
+                audit = r.audit.as_str(),
+                violations = r.violations,
+                over = r.over.as_str(),
+                "audit found violations (non-blocking)"
+            );
+            warnings.push(r);
+        }
+    }
+    n
+}
+
+/// Run whole-table audits (read-only); blocking violations stop the apply before promotion.
+fn run_whole(
+    engine: &mut dyn Engine,
+    queries: &[AuditQuery],
+    target: &audits::Target,
+    env: &str,
+    warnings: &mut Vec<AuditResult>,
+) -> Result<u64, Error> {
+    let mut results = vec![];
+    for q in queries {
+        results.push(audits::run(engine, q, target)?);
+    }
+    let failures: Vec<AuditResult> = results
+        .iter()
+        .filter(|r| r.status == AuditStatus::Failed)
+        .cloned()
+        .collect();
+    if !failures.is_empty() {
+        return Err(Error::AuditFailed {
+            env: env.into(),
+            failures,
+        });
+    }
+    Ok(keep_warnings(results, warnings))
+}
+
+/// What a model's batches left to do once they all committed.
+struct BatchesRun {
+    done: Vec<BatchDone>,
+    /// Intervals written but not yet marked done: they wait for the whole-table audits.
+    deferred: Vec<efmesh_core::interval::Range>,
+    audits_run: u64,
+}
+
+/// Compute a model's planned batches: each is one engine transaction (for a time range, a
+/// DELETE of the range and an INSERT of the query rendered for it, filtered to it), audited
+/// before it commits, and recorded done only after it committed. Recomputing an interval
+/// therefore never duplicates rows, and a batch that is interrupted is simply computed again.
+#[allow(clippy::too_many_arguments)]
 fn run_batches(
     cx: &BatchContext,
     i: usize,
     a: &efmesh_core::plan::Action,
     physical: &str,
+    model_audits: &ModelAudits,
+    warnings: &mut Vec<AuditResult>,
     state: &mut dyn StateStore,
     engine: &mut dyn Engine,
-) -> Result<Vec<BatchDone>, Error> {
+) -> Result<BatchesRun, Error> {
     let (project, names, retries) = (cx.project, cx.names, cx.retries);
     let m = &project.models[i];
     let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
-    let mut done = vec![];
+    let defer = model_audits.defers_marks();
+    let resolve = physical_resolver(project, names);
+    let mut out = BatchesRun {
+        done: vec![],
+        deferred: vec![],
+        audits_run: 0,
+    };
     for (k, b) in a.batches.iter().enumerate() {
         let sql = render_model(
             project,
@@ -68,39 +239,81 @@ fn run_batches(
             false,
         )
         .map_err(|e| Error::Render(e.to_string()))?;
-        let statements = match &m.kind {
+        let (statements, audited) = match &m.kind {
             Kind::IncrementalByTimeRange { time_column, .. } => {
                 let tc = engine.quote(time_column);
                 let (s, e) = (edge_literal(b.start), edge_literal(b.end));
-                vec![
-                    format!("DELETE FROM {physical} WHERE {tc} >= {s} AND {tc} < {e}"),
-                    format!("INSERT INTO {physical} BY NAME SELECT * FROM ({sql}) AS q WHERE q.{tc} >= {s} AND q.{tc} < {e}"),
-                ]
+                (
+                    vec![
+                        format!("DELETE FROM {physical} WHERE {tc} >= {s} AND {tc} < {e}"),
+                        format!("INSERT INTO {physical} BY NAME SELECT * FROM ({sql}) AS q WHERE q.{tc} >= {s} AND q.{tc} < {e}"),
+                    ],
+                    format!("(SELECT * FROM {physical} WHERE {tc} >= {s} AND {tc} < {e})"),
+                )
             }
-            Kind::IncrementalByUniqueKey { unique_key, .. } => {
-                upsert_statements(engine, physical, &sql, unique_key)
+            Kind::IncrementalByUniqueKey { unique_key, .. } => (
+                upsert_statements(engine, physical, &sql, unique_key),
+                UPSERT_STAGING.to_string(),
+            ),
+            Kind::ScdType2 { .. } | Kind::ScdType2ByColumn { .. } => (
+                scd_statements(engine, project, i, physical, &sql, b.end)?,
+                SCD_STAGING.to_string(),
+            ),
+            _ => return Ok(out),
+        };
+        // the staging table holds the batch as rendered: audit it before it is dropped
+        let (statements, cleanup) = match statements.split_last() {
+            Some((last, body)) if last.starts_with("DROP TABLE efmesh_") => {
+                (body.to_vec(), vec![last.clone()])
             }
-            Kind::ScdType2 { .. } | Kind::ScdType2ByColumn { .. } => {
-                scd_statements(engine, project, i, physical, &sql, b.end)?
-            }
-            _ => return Ok(done),
+            _ => (statements, vec![]),
+        };
+        let over = format!("batch {b}");
+        let bind_time = |n: &str| efmesh_core::time::bind_macro(n, b.start, b.end);
+        let target = audits::Target {
+            model: &a.model,
+            relation: &audited,
+            over: &over,
+            dialect: project.config.dialect(),
+            resolve: &resolve,
+            bind_time: &bind_time,
         };
         let batch = format!("{}/{}", k + 1, a.batches.len());
         tracing::info!(model = a.model.as_str(), batch = batch.as_str(), interval = %b, "backfilling");
         let mut attempt = 0;
+        let context = format!("computing {} for {b}", a.model);
         loop {
-            match engine.transaction(&format!("computing {} for {b}", a.model), &statements) {
-                Ok(()) => {
-                    state.mark_done(pfp, *b)?;
+            match write_audited(
+                engine,
+                &context,
+                &statements,
+                &cleanup,
+                &model_audits.per_batch,
+                &target,
+            ) {
+                Ok(results) => {
+                    out.audits_run += keep_warnings(results, warnings);
+                    if defer {
+                        out.deferred.push(*b);
+                    } else {
+                        state.mark_done(pfp, *b)?;
+                    }
                     break;
                 }
-                Err(err) if attempt < retries => {
+                Err(WriteError::Audit(failures)) => {
+                    return Err(Error::AuditFailed {
+                        env: String::new(),
+                        failures,
+                    })
+                }
+                Err(WriteError::Other(e)) => return Err(e),
+                Err(WriteError::Engine(err)) if attempt < retries => {
                     let wait = retry_base() * 2u32.pow(attempt.min(16));
                     attempt += 1;
                     tracing::warn!(model = a.model.as_str(), interval = %b, attempt, retries, wait_ms = wait.as_millis() as u64, error = %err, "batch failed; retrying");
                     std::thread::sleep(wait);
                 }
-                Err(err) => {
+                Err(WriteError::Engine(err)) => {
                     state.mark_failed(pfp, *b)?;
                     let message = match err {
                         EngineError::Statement { message, .. } => message,
@@ -120,14 +333,18 @@ fn run_batches(
             }
         }
         let iso = |t: NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%SZ").to_string();
-        done.push(BatchDone {
+        out.done.push(BatchDone {
             model: a.model.clone(),
             start: iso(b.start),
             end: iso(b.end),
         });
     }
-    Ok(done)
+    Ok(out)
 }
+
+/// The staging tables upserts and SCD runs write a batch to before merging it.
+const UPSERT_STAGING: &str = "efmesh_upsert_batch";
+const SCD_STAGING: &str = "efmesh_scd_batch";
 
 /// An upsert by unique key in one transaction: stage the batch, refuse duplicate or NULL keys
 /// (naming up to five of them: picking one row silently would hide a data bug), delete the
@@ -144,7 +361,7 @@ fn upsert_statements(
         .map(|k| format!("t.{k} = b.{k}"))
         .collect::<Vec<_>>()
         .join(" AND ");
-    let staging = "efmesh_upsert_batch";
+    let staging = UPSERT_STAGING;
     let mut out = stage_with_key_checks(engine, staging, sql, unique_key);
     out.push(format!(
         "DELETE FROM {physical} AS t USING {staging} AS b WHERE {matches}"
@@ -201,7 +418,7 @@ fn scd_statements(
 ) -> Result<Vec<String>, Error> {
     let m = &project.models[i];
     let q = |s: &str| engine.quote(s);
-    let staging = "efmesh_scd_batch";
+    let staging = SCD_STAGING;
     let epoch = "TIMESTAMP '1970-01-01 00:00:00'".to_string();
     let now = edge_literal(run_time);
     let (unique_key, valid_from_name, valid_to_name, invalidate) = match &m.kind {
@@ -401,6 +618,10 @@ pub struct ApplyOutcome {
     pub built: Vec<String>,
     /// Interval batches computed, in order.
     pub batches: Vec<BatchDone>,
+    /// How many audit runs this apply made (each audit over each batch or table).
+    pub audits_run: u64,
+    /// Non-blocking audits that found violations: logged, counted, and not in the way.
+    pub audit_warnings: Vec<AuditResult>,
     /// Whether the environment's views and pointers were swapped.
     pub promoted: bool,
     /// Engine statements issued (schema setup, builds, view swaps).
@@ -430,6 +651,70 @@ fn model_start(project: &Project, i: usize, end: NaiveDateTime) -> NaiveDateTime
         .history_start(i)
         .unwrap_or(end - chrono::Duration::days(1))
         .min(end)
+}
+
+/// Enforce the schema contract before anything is written: ask the engine for the columns the
+/// query returns (without running it) and compare them with the declared `columns`.
+fn check_contract(
+    project: &Project,
+    i: usize,
+    names: &HashMap<String, String>,
+    engine: &mut dyn Engine,
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
+    let m = &project.models[i];
+    let Some(declared) = &m.columns else {
+        return Ok(());
+    };
+    if m.query.is_none() {
+        return Ok(());
+    }
+    let edge = complete_until(m, now);
+    let start = model_start(project, i, edge);
+    let sql = render_model(
+        project,
+        i,
+        &RelationTarget::Physical(names.clone()),
+        start,
+        edge.max(start),
+        false,
+    )
+    .map_err(|e| Error::Render(e.to_string()))?;
+    let returned = engine.describe(&sql).map_err(|e| match e {
+        EngineError::Statement { message, sql, .. } => Error::Build {
+            model: m.name.clone(),
+            message,
+            sql,
+        },
+        other => Error::Engine(other),
+    })?;
+    let managed: Vec<&str> = match &m.kind {
+        Kind::ScdType2 {
+            valid_from_name,
+            valid_to_name,
+            ..
+        }
+        | Kind::ScdType2ByColumn {
+            valid_from_name,
+            valid_to_name,
+            ..
+        } => vec![valid_from_name, valid_to_name],
+        _ => vec![],
+    };
+    let declared: Vec<(String, String)> = declared
+        .iter()
+        .map(|c| (c.name.clone(), c.sql_type.clone()))
+        .collect();
+    let differences = efmesh_core::contract::compare(&declared, &returned, &managed);
+    if differences.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::SchemaMismatch {
+            model: m.name.clone(),
+            file: m.file.clone(),
+            differences,
+        })
+    }
 }
 
 /// The DDL that builds model `i`'s physics at `physical`.
@@ -565,6 +850,8 @@ pub fn apply_plan(
     };
     let mut built = vec![];
     let mut batches = vec![];
+    let mut audit_warnings: Vec<AuditResult> = vec![];
+    let mut audits_run = 0u64;
     if plan
         .actions
         .iter()
@@ -585,6 +872,28 @@ pub fn apply_plan(
         })?;
         let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
         let physical = &names[&a.model];
+        let m = &project.models[i];
+        let model_audits = ModelAudits::of(project, m);
+        let with_intervals = efmesh_core::plan::has_intervals(&m.kind);
+        if a.build || (with_intervals && !a.batches.is_empty()) {
+            check_contract(project, i, &names, engine, now)?;
+        }
+        let resolve = physical_resolver(project, &names);
+        let whole_start = project.history_start(i).unwrap_or_default();
+        let whole_end = complete_until(m, now);
+        let bind_whole = |n: &str| efmesh_core::time::bind_macro(n, whole_start, whole_end);
+        let whole_target = audits::Target {
+            model: &a.model,
+            relation: physical,
+            over: "whole",
+            dialect: project.config.dialect(),
+            resolve: &resolve,
+            bind_time: &bind_whole,
+        };
+        let fail = |failures| Error::AuditFailed {
+            env: plan.env.clone(),
+            failures,
+        };
         if a.build {
             let sql = build_statement(project, i, physical, &names, now)?;
             let started = Instant::now();
@@ -594,16 +903,40 @@ pub fn apply_plan(
                 table = physical.as_str(),
                 "building"
             );
-            engine
-                .transaction(&format!("building {}", a.model), &[sql])
-                .map_err(|e| match e {
-                    EngineError::Statement { message, sql, .. } => Error::Build {
+            // a table built whole is audited whole, inside the transaction that builds it
+            let checks: Vec<AuditQuery> = if with_intervals {
+                vec![]
+            } else {
+                let mut all = model_audits.per_batch.clone();
+                all.extend(
+                    model_audits
+                        .whole
+                        .iter()
+                        .filter(|q| !q.scope.per_batch())
+                        .cloned(),
+                );
+                all
+            };
+            match write_audited(
+                engine,
+                &format!("building {}", a.model),
+                &[sql],
+                &[],
+                &checks,
+                &whole_target,
+            ) {
+                Ok(results) => audits_run += keep_warnings(results, &mut audit_warnings),
+                Err(WriteError::Audit(failures)) => return Err(fail(failures)),
+                Err(WriteError::Other(e)) => return Err(e),
+                Err(WriteError::Engine(EngineError::Statement { message, sql, .. })) => {
+                    return Err(Error::Build {
                         model: a.model.clone(),
                         message,
                         sql,
-                    },
-                    other => Error::Engine(other),
-                })?;
+                    })
+                }
+                Err(WriteError::Engine(other)) => return Err(Error::Engine(other)),
+            }
             state.mark_built(pfp, &a.model, &a.kind, Utc::now())?;
             tracing::info!(
                 model = a.model.as_str(),
@@ -612,7 +945,67 @@ pub fn apply_plan(
             );
             built.push(a.model.clone());
         }
-        batches.extend(run_batches(&cx, i, a, physical, state, engine)?);
+        let run = run_batches(
+            &cx,
+            i,
+            a,
+            physical,
+            &model_audits,
+            &mut audit_warnings,
+            state,
+            engine,
+        )
+        .map_err(|e| match e {
+            Error::AuditFailed { failures, .. } => fail(failures),
+            other => other,
+        })?;
+        audits_run += run.audits_run;
+        // history as a whole, before anything is promoted or (for deferred intervals) done
+        if with_intervals && !a.batches.is_empty() && !model_audits.whole.is_empty() {
+            audits_run += run_whole(
+                engine,
+                &model_audits.whole,
+                &whole_target,
+                &plan.env,
+                &mut audit_warnings,
+            )?;
+        }
+        for r in &run.deferred {
+            state.mark_done(pfp, *r)?;
+        }
+        batches.extend(run.done);
+    }
+
+    // reused physics that this promotion changes (a metadata change, a dev version going to
+    // prod) meets the whole-table audits the new version declares before it is served
+    for a in plan.actions.iter().filter(|a| {
+        !a.build
+            && a.batches.is_empty()
+            && !matches!(a.category, Category::Unchanged | Category::Removed)
+    }) {
+        let (Some(i), Some(physical)) = (project.index_of(&a.model), names.get(&a.model)) else {
+            continue;
+        };
+        let m = &project.models[i];
+        let whole = ModelAudits::of(project, m).whole;
+        if whole.is_empty() {
+            continue;
+        }
+        let resolve = physical_resolver(project, &names);
+        let (start, end) = (
+            project.history_start(i).unwrap_or_default(),
+            complete_until(m, now),
+        );
+        let bind = |n: &str| efmesh_core::time::bind_macro(n, start, end);
+        let target = audits::Target {
+            model: &a.model,
+            relation: physical,
+            over: "whole",
+            dialect: project.config.dialect(),
+            resolve: &resolve,
+            bind_time: &bind,
+        };
+        audits_run += run_whole(engine, &whole, &target, &plan.env, &mut audit_warnings)?;
     }
 
     // swap the environment's views in one transaction
@@ -646,6 +1039,8 @@ pub fn apply_plan(
     let summary = serde_json::json!({
         "counts": plan.counts().into_iter().map(|(c, n)| (c.label().to_string(), n)).collect::<std::collections::BTreeMap<_, _>>(),
         "built": built,
+        "auditsRun": audits_run,
+        "auditWarnings": audit_warnings.len(),
         "forwardOnly": plan.actions.iter().filter(|a| a.forward_only).map(|a| a.model.clone()).collect::<Vec<_>>(),
         "reclassified": plan.actions.iter().filter(|a| a.explain.iter().any(|e| e.starts_with("reclassified as"))).map(|a| serde_json::json!({"model": a.model, "category": a.category.label()})).collect::<Vec<_>>(),
         "changed": plan.actions.iter().filter(|a| a.category != Category::Unchanged).map(|a| serde_json::json!({"model": a.model, "category": a.category.label(), "fingerprint": a.fingerprint})).collect::<Vec<_>>(),
@@ -665,6 +1060,8 @@ pub fn apply_plan(
     Ok(ApplyOutcome {
         built,
         batches,
+        audits_run,
+        audit_warnings,
         promoted: true,
         statements: engine.statements_issued() - start_statements,
     })

@@ -104,6 +104,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Audit what an environment serves now, through its views; changes nothing. Exits 1 when
+    /// a blocking audit finds violations. Per-interval audits are listed as skipped.
+    Audit {
+        /// The environment (`prod`, `dev`, ...).
+        env: String,
+        /// Only these models (comma-separated `schema.table`).
+        #[arg(long, value_delimiter = ',')]
+        model: Vec<String>,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Replay a past range of a time-range model and its time-range descendants: clears their
     /// done intervals so the next apply recomputes exactly that range.
     Restate {
@@ -162,6 +174,10 @@ struct ApplyJson<'a> {
     batches: &'a [crate::apply::BatchDone],
     promoted: bool,
     statements: u64,
+    #[serde(rename = "auditsRun")]
+    audits_run: u64,
+    #[serde(rename = "auditWarnings")]
+    audit_warnings: &'a [crate::audits::AuditResult],
 }
 
 #[derive(Serialize)]
@@ -252,30 +268,28 @@ fn apply_command(
             crate::plan_view::render(&plan, flags.explain, stdout_color())
         );
     }
-    let emit = |applied: bool,
-                built: &[String],
-                batches: &[crate::apply::BatchDone],
-                promoted: bool,
-                statements: u64| {
+    let emit = |applied: bool, out: Option<&crate::ApplyOutcome>| {
         if json {
             print_json(ApplyJson {
                 env,
                 applied,
                 plan: crate::plan_view::PlanJson::of(&plan),
-                built,
-                batches,
-                promoted,
-                statements,
+                built: out.map(|o| &o.built[..]).unwrap_or(&[]),
+                batches: out.map(|o| &o.batches[..]).unwrap_or(&[]),
+                promoted: out.is_some_and(|o| o.promoted),
+                statements: out.map(|o| o.statements).unwrap_or(0),
+                audits_run: out.map(|o| o.audits_run).unwrap_or(0),
+                audit_warnings: out.map(|o| &o.audit_warnings[..]).unwrap_or(&[]),
             });
         }
     };
     if !plan.has_changes() {
-        emit(true, &[], &[], false, 0);
+        emit(true, None);
         return ExitCode::SUCCESS;
     }
     if !yes {
         if json || !interactive() {
-            emit(false, &[], &[], false, 0);
+            emit(false, None);
             if !json {
                 let e = Error::AwaitingConfirmation { env: env.into() };
                 eprintln!("error: {e}");
@@ -305,11 +319,19 @@ fn apply_command(
         },
     ) {
         Ok(out) => {
-            emit(true, &out.built, &out.batches, out.promoted, out.statements);
+            emit(true, Some(&out));
             if !json {
+                for w in &out.audit_warnings {
+                    println!("warning: audit {w}");
+                }
+                let warned = match out.audit_warnings.len() {
+                    0 => String::new(),
+                    n => format!(", {n} with non-blocking violations"),
+                };
                 println!(
-                    "Applied to `{env}`: built {} physical table(s), swapped views.",
-                    out.built.len()
+                    "Applied to `{env}`: built {} physical table(s), ran {} audit(s){warned}, swapped views.",
+                    out.built.len(),
+                    out.audits_run
                 );
             }
             ExitCode::SUCCESS
@@ -499,6 +521,41 @@ pub fn run(cli: Cli) -> ExitCode {
             retries,
             json,
         } => apply_command(&dir, &env, yes, &flags, json, retries),
+        Command::Audit { env, model, json } => {
+            let only: Vec<String> = model
+                .iter()
+                .map(|m| m.trim().to_ascii_lowercase())
+                .filter(|m| !m.is_empty())
+                .collect();
+            match Efmesh::open(&dir).and_then(|p| p.audit(&env, &only)) {
+                Err(e) => fail(e, json),
+                Ok(r) => {
+                    if json {
+                        print_json(&r);
+                    } else {
+                        for x in &r.results {
+                            println!("{x}");
+                        }
+                        for m in &r.stale {
+                            println!("note: `{env}` serves an older version of {m}; it was audited with the project's current audits");
+                        }
+                        println!(
+                            "{} audit(s) on `{env}`: {} passed, {} failed, {} warning(s), {} skipped",
+                            r.results.len(),
+                            r.passed,
+                            r.failed,
+                            r.warned,
+                            r.skipped
+                        );
+                    }
+                    if r.has_failures() {
+                        ExitCode::from(1)
+                    } else {
+                        ExitCode::SUCCESS
+                    }
+                }
+            }
+        }
         Command::Restate {
             env,
             model,

@@ -90,6 +90,25 @@ pub enum Error {
     /// A configured capability this build of efmesh does not have yet.
     #[error("{0}")]
     Unsupported(String),
+    /// The query's result columns disagree with the model's declared `columns`; found by
+    /// asking the engine before anything was written.
+    #[error("`{model}` ({file}) does not return the columns it declares:{}", differences.iter().map(|d| format!("\n    {d}")).collect::<String>())]
+    SchemaMismatch {
+        /// The model.
+        model: String,
+        /// Its file.
+        file: String,
+        /// Each difference.
+        differences: Vec<efmesh_core::contract::ColumnDifference>,
+    },
+    /// Blocking audits found violations; their data was not promoted.
+    #[error("{} blocking audit(s) failed; `{env}` was not changed:{}", failures.len(), failures.iter().map(|f| format!("\n  {}", f.to_string().replace('\n', "\n  "))).collect::<String>())]
+    AuditFailed {
+        /// The environment the apply was for.
+        env: String,
+        /// What each failing audit found.
+        failures: Vec<crate::audits::AuditResult>,
+    },
     /// A non-interactive apply met a plan with changes and no `--yes`.
     #[error("the plan for `{env}` has changes; pass --yes to apply them without a prompt")]
     AwaitingConfirmation {
@@ -123,6 +142,8 @@ impl Error {
             Error::Plan(_) => "plan",
             Error::Unsupported(_) => "unsupported",
             Error::AwaitingConfirmation { .. } => "awaiting-confirmation",
+            Error::SchemaMismatch { .. } => "schema-mismatch",
+            Error::AuditFailed { .. } => "audit-failed",
         }
     }
 
@@ -149,6 +170,8 @@ impl Error {
             }
             Error::Plan(_) => Some("upgrade efmesh".into()),
             Error::AwaitingConfirmation { .. } => Some("review it with `efmesh plan`, then rerun with --yes".into()),
+            Error::SchemaMismatch { .. } => Some("change the query or its `columns` so they agree; nothing was written for this model and the environment was not changed".into()),
+            Error::AuditFailed { .. } => Some("fix the data or the model and apply again; the audited intervals are not marked done, so they are computed again then. `blocking := false` turns an audit into a warning".into()),
             _ => None,
         }
     }

@@ -28,6 +28,8 @@
 #![warn(missing_docs)]
 
 pub mod apply;
+pub mod audit_env;
+pub mod audits;
 pub mod cli;
 pub mod clock;
 pub mod discover;
@@ -350,6 +352,23 @@ impl Efmesh {
             from,
             to,
             dry_run,
+        )
+    }
+
+    /// Audit what `env` serves now, through its views; `only` limits it to these models.
+    /// Changes nothing.
+    pub fn audit(&self, env: &str, only: &[String]) -> Result<audit_env::AuditReport, Error> {
+        naming::validate_env(env).map_err(|e| Error::Argument {
+            message: e.to_string(),
+            help: None,
+        })?;
+        audit_env::audit_env(
+            &self.project,
+            &mut self.state()?,
+            &mut self.engine()?,
+            env,
+            only,
+            crate::clock::now().naive_utc(),
         )
     }
 

@@ -34,8 +34,9 @@ pub fn fold_macros(
                     span.start.line == t.span.start.line && span.start.column == t.span.end.column;
                 if adjacent && w.quote_style.is_none() {
                     let name = w.value.to_ascii_lowercase();
-                    let known =
-                        TIME_MACROS.contains(&name.as_str()) || (audit && name == THIS_MODEL);
+                    // in an audit, any other macro is one of its arguments, checked against
+                    // each call (`audit::check_call`)
+                    let known = TIME_MACROS.contains(&name.as_str()) || audit;
                     if known && name == THIS_MODEL {
                         // a relation, not a value: a quoted identifier the renderer resolves
                         out.push(TokenWithSpan::new(

@@ -1,0 +1,180 @@
+//! Running audits on an engine, and what they found.
+//!
+//! Apply runs a model's audits over each batch it writes and over the whole table before
+//! promotion; `efmesh audit` runs them over an environment's views. Both call [`run`], so a
+//! report reads the same wherever it came from: the model, the audit with its arguments, the
+//! violation count, and up to [`SAMPLE_ROWS`] violating rows (or, for a continuity gate, the
+//! boundaries of the first hole).
+
+use crate::engine::{Engine, Rows};
+use crate::Error;
+use efmesh_core::audit::builtin::Shape;
+use efmesh_core::audit::query::{describe_gaps, AuditQuery};
+use efmesh_core::sql::render::Relation;
+use efmesh_core::sql::Dialect;
+use serde::Serialize;
+
+/// How many violating rows a report shows.
+pub const SAMPLE_ROWS: usize = 5;
+
+/// What one audit run found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuditStatus {
+    /// No violations.
+    Passed,
+    /// Violations of a blocking audit: the apply stops, `efmesh audit` exits 1.
+    Failed,
+    /// Violations of a non-blocking audit: logged and counted, and the pipeline moves on.
+    Warned,
+    /// Not run here, and why is in `note` (a per-interval audit in `efmesh audit`).
+    Skipped,
+}
+
+/// One audit's outcome over one relation.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditResult {
+    /// The audited model.
+    pub model: String,
+    /// The audit with its arguments, as the model calls it.
+    pub audit: String,
+    /// `per_interval`, `whole` or `everywhere`.
+    pub scope: &'static str,
+    /// Whether a violation stops the pipeline.
+    pub blocking: bool,
+    /// What was audited: `whole`, or the batch's interval.
+    pub over: String,
+    /// The outcome.
+    pub status: AuditStatus,
+    /// How many violations (rows of the audit query, or holes for a gate).
+    pub violations: u64,
+    /// Up to [`SAMPLE_ROWS`] violating rows, as column → value text (NULL is `None`).
+    pub sample: Vec<Vec<(String, Option<String>)>>,
+    /// For a skipped audit, why; for a gate, where the first hole is.
+    pub note: Option<String>,
+}
+
+impl AuditResult {
+    /// A per-interval audit that an after-the-fact audit cannot evaluate: shown, so a clean
+    /// run is not mistaken for full coverage.
+    pub fn skipped(model: &str, q: &AuditQuery, why: &str) -> AuditResult {
+        AuditResult {
+            model: model.into(),
+            audit: q.display(),
+            scope: q.scope.label(),
+            blocking: q.blocking,
+            over: "whole".into(),
+            status: AuditStatus::Skipped,
+            violations: 0,
+            sample: vec![],
+            note: Some(why.into()),
+        }
+    }
+}
+
+impl std::fmt::Display for AuditResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let word = match self.status {
+            AuditStatus::Passed => "passed",
+            AuditStatus::Failed => "FAILED",
+            AuditStatus::Warned => "warning",
+            AuditStatus::Skipped => "skipped",
+        };
+        write!(f, "{}: {} {word}", self.model, self.audit)?;
+        if matches!(self.status, AuditStatus::Failed | AuditStatus::Warned) {
+            let s = if self.violations == 1 { "" } else { "s" };
+            write!(f, ": {} violation{s} over {}", self.violations, self.over)?;
+        }
+        if let Some(n) = &self.note {
+            write!(f, "\n    {n}")?;
+        } else {
+            for row in &self.sample {
+                let cells: Vec<String> = row
+                    .iter()
+                    .map(|(c, v)| format!("{c}={}", v.as_deref().unwrap_or("NULL")))
+                    .collect();
+                write!(f, "\n    {}", cells.join(" "))?;
+            }
+            if self.violations > self.sample.len() as u64 && !self.sample.is_empty() {
+                write!(
+                    f,
+                    "\n    ... and {} more",
+                    self.violations - self.sample.len() as u64
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where an audit runs: the relation it checks and how the rest of its SQL resolves.
+pub struct Target<'a> {
+    /// The audited model.
+    pub model: &'a str,
+    /// The relation: a table or view name, or a parenthesized subquery (a batch).
+    pub relation: &'a str,
+    /// What the report says was audited.
+    pub over: &'a str,
+    /// The SQL dialect of the engine.
+    pub dialect: Dialect,
+    /// Other models a named audit references.
+    pub resolve: &'a dyn Fn(&str) -> Option<Relation>,
+    /// The time macros of a named audit.
+    pub bind_time: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// Run one audit over `target` and report what it found.
+pub fn run(engine: &mut dyn Engine, q: &AuditQuery, target: &Target) -> Result<AuditResult, Error> {
+    let (sql, shape) = q
+        .sql(
+            target.relation,
+            target.dialect,
+            target.resolve,
+            target.bind_time,
+        )
+        .map_err(Error::Render)?;
+    let context = format!("auditing {} with {}", target.model, q.call.name);
+    let count = engine.query(
+        &context,
+        &format!("SELECT count(*) FROM ({sql}) AS v"),
+        None,
+    )?;
+    let violations = count
+        .rows
+        .first()
+        .and_then(|r| r.first().cloned().flatten())
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    let mut result = AuditResult {
+        model: target.model.into(),
+        audit: q.display(),
+        scope: q.scope.label(),
+        blocking: q.blocking,
+        over: target.over.into(),
+        status: AuditStatus::Passed,
+        violations,
+        sample: vec![],
+        note: None,
+    };
+    if violations == 0 {
+        return Ok(result);
+    }
+    result.status = if q.blocking {
+        AuditStatus::Failed
+    } else {
+        AuditStatus::Warned
+    };
+    let Rows { columns, rows } = engine.query(&context, &sql, Some(SAMPLE_ROWS))?;
+    if shape == Shape::Gaps {
+        if let Some(first) = rows.first() {
+            let cell = |i: usize| first.get(i).cloned().flatten().unwrap_or_default();
+            result.note = Some(describe_gaps(&cell(0), &cell(1), violations));
+        }
+    }
+    result.sample = rows
+        .into_iter()
+        .map(|r| columns.iter().cloned().zip(r).collect())
+        .collect();
+    Ok(result)
+}
