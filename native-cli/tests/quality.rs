@@ -4,7 +4,6 @@
 mod common;
 use common::*;
 use efmesh::engine::duckdb::DuckDbEngine;
-use efmesh::engine::Engine;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
