@@ -49,8 +49,8 @@ pub struct AuditResult {
     pub status: AuditStatus,
     /// How many violations (rows of the audit query, or holes for a gate).
     pub violations: u64,
-    /// Up to [`SAMPLE_ROWS`] violating rows, as column → value text (NULL is `None`).
-    pub sample: Vec<Vec<(String, Option<String>)>>,
+    /// Up to [`SAMPLE_ROWS`] violating rows, values as text (NULL is `None`).
+    pub sample: Rows,
     /// For a skipped audit, why; for a gate, where the first hole is.
     pub note: Option<String>,
 }
@@ -67,7 +67,7 @@ impl AuditResult {
             over: "whole".into(),
             status: AuditStatus::Skipped,
             violations: 0,
-            sample: vec![],
+            sample: Rows::default(),
             note: Some(why.into()),
         }
     }
@@ -89,19 +89,19 @@ impl std::fmt::Display for AuditResult {
         if let Some(n) = &self.note {
             write!(f, "\n    {n}")?;
         } else {
-            for row in &self.sample {
-                let cells: Vec<String> = row
+            let shown = self.sample.rows.len() as u64;
+            for row in &self.sample.rows {
+                let cells: Vec<String> = self
+                    .sample
+                    .columns
                     .iter()
+                    .zip(row)
                     .map(|(c, v)| format!("{c}={}", v.as_deref().unwrap_or("NULL")))
                     .collect();
                 write!(f, "\n    {}", cells.join(" "))?;
             }
-            if self.violations > self.sample.len() as u64 && !self.sample.is_empty() {
-                write!(
-                    f,
-                    "\n    ... and {} more",
-                    self.violations - self.sample.len() as u64
-                )?;
+            if self.violations > shown && shown > 0 {
+                write!(f, "\n    ... and {} more", self.violations - shown)?;
             }
         }
         Ok(())
@@ -154,7 +154,7 @@ pub fn run(engine: &mut dyn Engine, q: &AuditQuery, target: &Target) -> Result<A
         over: target.over.into(),
         status: AuditStatus::Passed,
         violations,
-        sample: vec![],
+        sample: Rows::default(),
         note: None,
     };
     if violations == 0 {
@@ -165,16 +165,12 @@ pub fn run(engine: &mut dyn Engine, q: &AuditQuery, target: &Target) -> Result<A
     } else {
         AuditStatus::Warned
     };
-    let Rows { columns, rows } = engine.query(&context, &sql, Some(SAMPLE_ROWS))?;
+    result.sample = engine.query(&context, &sql, Some(SAMPLE_ROWS))?;
     if shape == Shape::Gaps {
-        if let Some(first) = rows.first() {
+        if let Some(first) = result.sample.rows.first() {
             let cell = |i: usize| first.get(i).cloned().flatten().unwrap_or_default();
             result.note = Some(describe_gaps(&cell(0), &cell(1), violations));
         }
     }
-    result.sample = rows
-        .into_iter()
-        .map(|r| columns.iter().cloned().zip(r).collect())
-        .collect();
     Ok(result)
 }

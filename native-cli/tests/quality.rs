@@ -325,3 +325,33 @@ fn named_audits_take_arguments_and_defaults() {
         ))
         .stderr(predicate::str::contains("1 blocking audit(s) failed"));
 }
+
+#[test]
+fn audit_json_shape_is_frozen() {
+    let p = setup(&[
+        events("range % 24", ""),
+        daily("not_null(columns := (id)), unique_values(columns := (id), scope := 'per_interval'), number_of_rows(threshold := 1000, blocking := false), accepted_values(column := id, is_in := (0, 1, 2), scope := 'whole', blocking := false)"),
+    ]);
+    apply(p.path()).success();
+    // degrade the data after the fact: a blocking audit now fails
+    let cfg = efmesh_core::config::Config::defaults("t").engine;
+    let mut e = DuckDbEngine::open(p.path(), "efmesh.duckdb", &cfg).unwrap();
+    let table = e
+        .query_strings("SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'm__daily__%'")
+        .unwrap()[0]
+        .clone()
+        .unwrap();
+    efmesh::engine::Engine::execute(
+        &mut e,
+        "test setup",
+        &format!("UPDATE _efmesh.{table} SET id = NULL WHERE ts = TIMESTAMP '2026-01-02 03:00:00'"),
+    )
+    .unwrap();
+    drop(e);
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", NOW)
+        .args(["audit", "dev", "--json"])
+        .assert()
+        .code(1);
+    insta::assert_json_snapshot!("audit_json", json(&out.get_output().stdout));
+}

@@ -568,8 +568,17 @@ pub fn plan(
                     .unwrap_or_else(|| {
                         "no batch_size (one batch for the whole missing range)".into()
                     });
+                // a per-batch audit sees the batch as rendered, so it inherits the dependence
+                let audits = if m.audits.iter().any(|c| {
+                    crate::audit::query::resolve(c, &|n| project.audits.get(n))
+                        .is_some_and(|q| q.scope.per_batch())
+                }) {
+                    "; its per-interval audits check each batch as rendered, so they depend on it too (README: \"Audits and batches\")"
+                } else {
+                    ""
+                };
                 warnings.push(format!(
-                    "window-over-batch: `{}` computes a window function over each batch, and with {width} its result depends on how wide a batch is; set `batch_size 1` if every interval must be computed alone",
+                    "window-over-batch: `{}` computes a window function over each batch, and with {width} its result depends on how wide a batch is; set `batch_size 1` if every interval must be computed alone{audits}",
                     m.name
                 ));
             }

@@ -49,7 +49,7 @@ pub enum EngineError {
 }
 
 /// A query's result as text: what audits, unit tests and `efmesh audit` compare and print.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Rows {
     /// The result's column names, in order.
     pub columns: Vec<String>,
