@@ -16,8 +16,14 @@ MODEL (
   ),
   grain move_id,
   audits (
+    -- every batch, and the whole table before promotion
     not_null(columns := (move_id, patient_id, dept_code, moved_at)),
-    unique_values(columns := (move_id))
+    -- a move id is unique across history, not only within one batch
+    unique_values(columns := (move_id), scope := 'whole'),
+    -- each batch must hold only its own week's moves
+    forall(criteria := (moved_on = CAST(moved_at AS DATE)), scope := 'per_interval'),
+    -- the feed has at least one movement every day: a missing day is a broken extract
+    assert_no_gaps(column := moved_at, unit := 'day', scope := 'whole')
   )
 );
 
