@@ -66,13 +66,21 @@ pub fn audit_env(
         });
     }
     for name in only {
-        if project.index_of(name).is_none() {
+        let Some(i) = project.index_of(name) else {
             return Err(Error::UnknownModel {
                 name: name.clone(),
                 suggestion: efmesh_core::suggest::closest(
                     name,
                     project.models.iter().map(|m| m.name.as_str()),
                 ),
+            });
+        };
+        if efmesh_core::plan::has_physics(&project.models[i].kind) && !pointers.contains_key(name) {
+            return Err(Error::Argument {
+                message: format!("`{env}` does not serve `{name}`"),
+                help: Some(format!(
+                    "apply the project to `{env}` first (`efmesh apply {env}`)"
+                )),
             });
         }
     }

@@ -238,6 +238,31 @@ fn per_interval_audits_hold_per_batch_are_skipped_by_efmesh_audit_and_fail_decla
         .stdout(predicate::str::contains(
             "warning: 24 violations over whole",
         ));
+    // a typo, a model the environment does not serve, an environment that does not exist
+    efmesh(p.path())
+        .args(["audit", "dev", "--model", "m.dialy"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("unknown model `m.dialy`"))
+        .stderr(predicate::str::contains("did you mean `m.daily`?"));
+    write(
+        p.path(),
+        (
+            "models/extra.sql",
+            "MODEL (name m.extra, kind VIEW, audits (not_null(columns := (id))));\nSELECT id FROM raw.events".into(),
+        ),
+    );
+    efmesh(p.path())
+        .args(["audit", "dev", "--model", "m.extra"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("`dev` does not serve `m.extra`"));
+    efmesh(p.path())
+        .args(["audit", "qa"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("environment `qa` does not exist"))
+        .stderr(predicate::str::contains("efmesh apply qa"));
 }
 
 #[test]
@@ -337,7 +362,9 @@ fn audit_json_shape_is_frozen() {
     let cfg = efmesh_core::config::Config::defaults("t").engine;
     let mut e = DuckDbEngine::open(p.path(), "efmesh.duckdb", &cfg).unwrap();
     let table = e
-        .query_strings("SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'm__daily__%'")
+        .query_strings(
+            "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'm__daily__%'",
+        )
         .unwrap()[0]
         .clone()
         .unwrap();
@@ -354,4 +381,37 @@ fn audit_json_shape_is_frozen() {
         .assert()
         .code(1);
     insta::assert_json_snapshot!("audit_json", json(&out.get_output().stdout));
+}
+
+#[test]
+fn upsert_batches_are_audited_as_staged_and_roll_back_whole() {
+    let p = setup(&[
+        events("range", ""),
+        (
+            "models/latest.sql",
+            "MODEL (name m.latest, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id), start '2026-01-01', columns (id BIGINT, ts TIMESTAMP), audits (forall(criteria := (id < 200), scope := 'per_interval')));\nSELECT id, ts FROM raw.events".into(),
+        ),
+    ]);
+    apply(p.path()).code(1).stderr(predicate::str::contains(
+        "m.latest: forall(criteria := (id < 200)) FAILED: 40 violations over batch",
+    ));
+    // the failed upsert left no rows behind in the new physics
+    assert_eq!(
+        query(p.path(), "SELECT count(*)::VARCHAR FROM information_schema.tables WHERE table_name LIKE 'm__latest__%'"),
+        vec![Some("1".into())]
+    );
+    let table = query(
+        p.path(),
+        "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'm__latest__%'",
+    )[0]
+    .clone()
+    .unwrap();
+    assert_eq!(
+        query(
+            p.path(),
+            &format!("SELECT count(*)::VARCHAR FROM _efmesh.{table}")
+        ),
+        vec![Some("0".into())]
+    );
+    assert_eq!(done_versions(p.path()), 0);
 }
