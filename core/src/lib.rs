@@ -14,7 +14,9 @@
 pub mod contract;
 pub mod diagnostic;
 pub mod location;
+pub mod manifest;
 pub mod naming;
+pub mod passport;
 pub mod types;
 
 #[cfg(feature = "analysis")]

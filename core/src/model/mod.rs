@@ -43,18 +43,7 @@ pub enum Target {
     Ducklake,
 }
 
-/// What the model's data may be believed to answer, as its owner declares it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
-pub enum Answerable {
-    /// The data is complete for what it describes (the default).
-    #[default]
-    Full,
-    /// The data holds only part of what it describes, so totals and counts understate reality.
-    Sampled,
-    /// The data cannot be believed to answer questions about what it describes.
-    Unobservable,
-}
+pub use crate::passport::Answerable;
 
 pub use crate::interval::IntervalUnit;
 

@@ -1,0 +1,192 @@
+//! `manifest.json`: the contract between the native half that writes the parquet lake and
+//! everything that reads it, down to a browser.
+//!
+//! A browser cannot glob over HTTP, so each version of a model publishes, beside its files, a
+//! manifest naming its exact file set and saying what the data may be believed to answer.
+//! It is written through a temporary name and a rename after every apply or run that changed
+//! the version, and it never names a file that is not in place.
+//!
+//! Compatibility: new fields are additive (readers ignore fields they do not know); a change of
+//! meaning bumps [`MANIFEST_VERSION`]. `manifest-schema/manifest.schema.json` is the JSON Schema
+//! of this type, and the tests validate every manifest efmesh writes against it.
+//! Feature-free, so the WebAssembly reader shares this very definition.
+
+use crate::passport::{Answerable, Effective};
+use crate::types::TypeFamily;
+use serde::{Deserialize, Serialize};
+
+/// The manifest format's version; bumped only when a field changes meaning.
+pub const MANIFEST_VERSION: u32 = 1;
+
+/// The file name of a version's manifest, in its `fp=<fp8>` directory.
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// One version of one model, as published in the lake.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    /// [`MANIFEST_VERSION`] at the time of writing.
+    pub manifest_version: u32,
+    /// `schema.table`.
+    pub model: String,
+    /// The fingerprint of the version's data (its physical fingerprint): the `fp=` directory is
+    /// its first 8 hex digits.
+    pub fingerprint: String,
+    /// The model's kind (`INCREMENTAL_BY_TIME_RANGE`, `FULL`, ...).
+    pub kind: String,
+    /// Every data file of the version, relative to the manifest's directory.
+    pub files: Vec<ManifestFile>,
+    /// The columns the files hold, in order.
+    pub schema: Vec<ManifestColumn>,
+    /// The done intervals, merged into ranges (time-range models; empty for other kinds).
+    pub intervals: Vec<ManifestInterval>,
+    /// As the model's owner declares it.
+    pub answerable: Answerable,
+    /// As the model's owner declares them.
+    pub caveats: Vec<String>,
+    /// What the ledger says about this version's own history.
+    pub freshness: Freshness,
+    /// The passport narrowed by every ancestor.
+    pub effective: Effective,
+    /// Columns this version was built without (a redacted environment's physics).
+    pub redacted: Vec<String>,
+    /// When the manifest was written (ISO 8601, UTC).
+    pub generated_at: String,
+}
+
+/// One immutable, content-addressed data file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestFile {
+    /// Relative to the manifest's directory: `interval=<start>/data-<hash8>.parquet`.
+    pub path: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Rows in the file.
+    pub rows: u64,
+    /// The interval the file belongs to; `None` for kinds without intervals.
+    pub interval: Option<ManifestInterval>,
+}
+
+/// A column of the published data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestColumn {
+    /// The column's name.
+    pub name: String,
+    /// The type as the engine reports it (`BIGINT`, `TIMESTAMP`).
+    #[serde(rename = "type")]
+    pub sql_type: String,
+    /// The type's family, which is what readers in other engines compare.
+    pub family: TypeFamily,
+}
+
+/// `[start, end)`, in ISO 8601 UTC.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ManifestInterval {
+    /// The first instant.
+    pub start: String,
+    /// The first instant after it.
+    pub end: String,
+}
+
+impl From<crate::interval::Range> for ManifestInterval {
+    fn from(r: crate::interval::Range) -> Self {
+        ManifestInterval {
+            start: crate::passport::iso(r.start),
+            end: crate::passport::iso(r.end),
+        }
+    }
+}
+
+/// What the interval ledger says about the version's own history; derived, never declared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Freshness {
+    /// Complete without a gap from the model's start up to this instant (exclusive); `None`
+    /// when the first interval is not done (or the kind has no intervals).
+    pub contiguous_through: Option<String>,
+    /// The newest done interval, which may lie beyond a gap.
+    pub latest_interval: Option<ManifestInterval>,
+    /// Intervals whose last attempt failed.
+    pub failed_intervals: Vec<ManifestInterval>,
+}
+
+impl Manifest {
+    /// Parse a manifest, refusing a newer format this reader does not understand.
+    pub fn parse(json: &str) -> Result<Manifest, ManifestError> {
+        let probe: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| ManifestError::Malformed(e.to_string()))?;
+        let version = probe
+            .get("manifestVersion")
+            .and_then(|v| v.as_u64())
+            .ok_or_else(|| ManifestError::Malformed("missing `manifestVersion`".into()))?;
+        if version > MANIFEST_VERSION as u64 {
+            return Err(ManifestError::Newer {
+                found: version,
+                supported: MANIFEST_VERSION,
+            });
+        }
+        serde_json::from_value(probe).map_err(|e| ManifestError::Malformed(e.to_string()))
+    }
+}
+
+/// Why a manifest cannot be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ManifestError {
+    /// Not JSON, or not shaped like a manifest.
+    #[error("malformed manifest: {0}")]
+    Malformed(String),
+    /// Written by a newer efmesh.
+    #[error(
+        "manifest version {found} is newer than this reader's {supported}; upgrade the reader"
+    )]
+    Newer {
+        /// The version found.
+        found: u64,
+        /// The newest this reader knows.
+        supported: u32,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newer_manifests_are_refused_and_unknown_fields_ignored() {
+        let m = Manifest {
+            manifest_version: MANIFEST_VERSION,
+            model: "m.daily".into(),
+            fingerprint: "ab".repeat(32),
+            kind: "FULL".into(),
+            files: vec![],
+            schema: vec![],
+            intervals: vec![],
+            answerable: Answerable::Full,
+            caveats: vec![],
+            freshness: Freshness::default(),
+            effective: Effective {
+                answerable: Answerable::Full,
+                answerable_limited_by: None,
+                complete_through: None,
+                limited_by: None,
+                caveats: vec![],
+            },
+            redacted: vec![],
+            generated_at: "2026-01-01T00:00:00Z".into(),
+        };
+        let mut v = serde_json::to_value(&m).unwrap();
+        v["someFutureField"] = serde_json::json!(1);
+        assert_eq!(Manifest::parse(&v.to_string()).unwrap(), m);
+        v["manifestVersion"] = serde_json::json!(MANIFEST_VERSION + 1);
+        assert!(matches!(
+            Manifest::parse(&v.to_string()),
+            Err(ManifestError::Newer { .. })
+        ));
+        assert!(matches!(
+            Manifest::parse("{}"),
+            Err(ManifestError::Malformed(_))
+        ));
+    }
+}
