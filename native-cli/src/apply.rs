@@ -6,6 +6,7 @@
 //! and the next apply reuses it.
 
 use crate::audits::{self, AuditResult, AuditStatus};
+use crate::lake_apply::{is_parquet, LakeContext};
 use crate::engine::{Engine, EngineError};
 use crate::state::{JournalEntry, StateStore};
 use crate::Error;
@@ -43,6 +44,7 @@ struct BatchContext<'a> {
     project: &'a Project,
     names: &'a HashMap<String, String>,
     retries: u32,
+    lake: &'a LakeContext<'a>,
 }
 
 /// A model's audits, split by where they run.
@@ -239,7 +241,16 @@ fn run_batches(
             false,
         )
         .map_err(|e| Error::Render(e.to_string()))?;
+        let parquet = is_parquet(project, i);
         let (statements, audited) = match &m.kind {
+            Kind::IncrementalByTimeRange { time_column, .. } if parquet => {
+                let tc = engine.quote(time_column);
+                let (s, e) = (edge_literal(b.start), edge_literal(b.end));
+                (
+                    vec![format!("CREATE OR REPLACE TEMP TABLE {PARQUET_STAGING} AS SELECT * FROM ({sql}) AS q WHERE q.{tc} >= {s} AND q.{tc} < {e}")],
+                    PARQUET_STAGING.to_string(),
+                )
+            }
             Kind::IncrementalByTimeRange { time_column, .. } => {
                 let tc = engine.quote(time_column);
                 let (s, e) = (edge_literal(b.start), edge_literal(b.end));
@@ -293,6 +304,21 @@ fn run_batches(
             ) {
                 Ok(results) => {
                     out.audits_run += keep_warnings(results, warnings);
+                    if let (true, Kind::IncrementalByTimeRange { time_column, .. }) =
+                        (parquet, &m.kind)
+                    {
+                        cx.lake.publish_batch(
+                            engine,
+                            state,
+                            i,
+                            *b,
+                            efmesh_core::interval::unit_of(m),
+                            time_column,
+                            PARQUET_STAGING,
+                            &sql,
+                            &out.deferred,
+                        )?;
+                    }
                     if defer {
                         out.deferred.push(*b);
                     } else {
@@ -345,6 +371,8 @@ fn run_batches(
 /// The staging tables upserts and SCD runs write a batch to before merging it.
 const UPSERT_STAGING: &str = "efmesh_upsert_batch";
 const SCD_STAGING: &str = "efmesh_scd_batch";
+/// Where a parquet model's batch waits, audited, before it is written out as files.
+const PARQUET_STAGING: &str = "efmesh_parquet_batch";
 
 /// An upsert by unique key in one transaction: stage the batch, refuse duplicate or NULL keys
 /// (naming up to five of them: picking one row silently would hide a data bug), delete the
@@ -598,6 +626,9 @@ pub struct ApplyOptions {
     /// How often a failed batch write is retried (exponential backoff) before it is marked
     /// failed.
     pub retries: u32,
+    /// The lake folder (absolute) for models with `target parquet`; `[lake] path` resolved
+    /// against the project root.
+    pub lake: Option<std::path::PathBuf>,
 }
 
 /// The first retry waits this long, the next twice as long, and so on. `EFMESH_RETRY_BASE_MS`
@@ -651,6 +682,27 @@ fn model_start(project: &Project, i: usize, end: NaiveDateTime) -> NaiveDateTime
         .history_start(i)
         .unwrap_or(end - chrono::Duration::days(1))
         .min(end)
+}
+
+/// The query of model `i` as its build renders it, to shape an empty relation.
+fn shape_sql(
+    project: &Project,
+    i: usize,
+    names: &HashMap<String, String>,
+    now: DateTime<Utc>,
+) -> Result<String, Error> {
+    let m = &project.models[i];
+    let end = complete_until(m, now);
+    let start = model_start(project, i, end);
+    render_model(
+        project,
+        i,
+        &RelationTarget::Physical(names.clone()),
+        start,
+        end.max(start),
+        false,
+    )
+    .map_err(|e| Error::Render(e.to_string()))
 }
 
 /// Enforce the schema contract before anything is written: ask the engine for the columns the
@@ -819,14 +871,23 @@ pub fn apply_plan(
 
     // every model's physical relation, as this plan pins it
     let mut names: HashMap<String, String> = HashMap::new();
+    let mut pfps: HashMap<String, String> = HashMap::new();
     for a in &plan.actions {
         if let Some(pfp) = &a.physical_fingerprint {
             names.insert(
                 a.model.clone(),
                 qualified(naming::physical_name(&a.model, pfp)),
             );
+            pfps.insert(a.model.clone(), pfp.clone());
         }
     }
+    let lake = LakeContext {
+        project,
+        names: &names,
+        pfps: &pfps,
+        lake: opts.lake.clone(),
+        now,
+    };
     // keep the janitor away from the physics this plan reuses
     let reused: Vec<(String, String)> = plan
         .actions
@@ -847,6 +908,7 @@ pub fn apply_plan(
         project,
         names: &names,
         retries: opts.retries,
+        lake: &lake,
     };
     let mut built = vec![];
     let mut batches = vec![];
@@ -917,14 +979,41 @@ pub fn apply_plan(
                 );
                 all
             };
-            match write_audited(
-                engine,
-                &format!("building {}", a.model),
-                &[sql],
-                &[],
-                &checks,
-                &whole_target,
-            ) {
+            // a parquet version is built in a staging table, audited there, then written out
+            let parquet = is_parquet(project, i);
+            let stage = format!("{PHYSICAL_SCHEMA}.efmesh_stage_{}", naming::fp8(pfp));
+            let (sql, audited) = if parquet && !with_intervals {
+                lake.dir(i)?;
+                (build_statement(project, i, &stage, &names, now)?, stage.clone())
+            } else {
+                (sql, physical.clone())
+            };
+            let build_target = audits::Target {
+                relation: &audited,
+                ..whole_target
+            };
+            let written = if parquet && with_intervals {
+                lake.create_incremental(engine, i, &shape_sql(project, i, &names, now)?)
+                    .map(|_| vec![])
+                    .map_err(WriteError::Other)
+            } else {
+                write_audited(
+                    engine,
+                    &format!("building {}", a.model),
+                    &[sql],
+                    &[],
+                    &checks,
+                    &build_target,
+                )
+            };
+            let written = match written {
+                Ok(r) if parquet && !with_intervals => lake
+                    .publish_whole(engine, state, i, &stage)
+                    .map(|_| r)
+                    .map_err(WriteError::Other),
+                other => other,
+            };
+            match written {
                 Ok(results) => audits_run += keep_warnings(results, &mut audit_warnings),
                 Err(WriteError::Audit(failures)) => return Err(fail(failures)),
                 Err(WriteError::Other(e)) => return Err(e),
@@ -972,6 +1061,9 @@ pub fn apply_plan(
         }
         for r in &run.deferred {
             state.mark_done(pfp, *r)?;
+        }
+        if !run.deferred.is_empty() && is_parquet(project, i) {
+            lake.refresh_manifest(engine, state, i)?;
         }
         batches.extend(run.done);
     }

@@ -37,6 +37,8 @@ pub mod engine;
 pub mod error;
 pub mod init;
 pub mod janitor;
+pub mod lake;
+pub mod lake_apply;
 pub mod plan_cache;
 pub mod plan_view;
 pub mod report;
@@ -320,7 +322,10 @@ impl Efmesh {
     }
 
     /// Apply a plan made by [`Efmesh::plan`]: build what it needs, then promote it.
-    pub fn apply(&self, plan: &Plan, opts: ApplyOptions) -> Result<ApplyOutcome, Error> {
+    pub fn apply(&self, plan: &Plan, mut opts: ApplyOptions) -> Result<ApplyOutcome, Error> {
+        if opts.lake.is_none() {
+            opts.lake = self.project.config.lake_path.as_ref().map(|p| self.root.join(p));
+        }
         apply::apply_plan(
             &self.project,
             plan,

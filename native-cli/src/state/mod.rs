@@ -162,6 +162,9 @@ pub trait StateStore {
     /// Record `range` of this physics as done (merging it into the ledger) and clear failures
     /// inside it, in one transaction.
     fn mark_done(&mut self, physical_fingerprint: &str, range: Range) -> Result<(), StateError>;
+    /// Intervals of this physics whose last attempt failed (and were not done since), in order:
+    /// the passport's `failedIntervals`.
+    fn failed_intervals(&mut self, physical_fingerprint: &str) -> Result<Vec<Range>, StateError>;
     /// Record that computing `range` failed.
     fn mark_failed(&mut self, physical_fingerprint: &str, range: Range) -> Result<(), StateError>;
     /// Clear done intervals (a restatement), all in one transaction.

@@ -632,6 +632,32 @@ impl StateStore for SqliteState {
         tx.commit().map_err(e)
     }
 
+    fn failed_intervals(&mut self, physical_fingerprint: &str) -> Result<Vec<Range>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT start_at, end_at FROM intervals WHERE status = 'failed' AND physical_fingerprint = ?1 ORDER BY start_at",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows: Result<Vec<(String, String)>, _> = stmt
+            .query_map(params![physical_fingerprint], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|r| r.collect());
+        drop(stmt);
+        let mut out = vec![];
+        for (s, e) in rows.map_err(|e| self.err(e))? {
+            match (parse_edge(&s), parse_edge(&e)) {
+                (Some(s), Some(e)) => out.push(Range::new(s, e)),
+                _ => {
+                    return Err(StateError::Corrupt {
+                        location: self.location.clone(),
+                        message: format!("failed interval `{s}`/`{e}` of {physical_fingerprint} is not a timestamp"),
+                    })
+                }
+            }
+        }
+        Ok(out)
+    }
+
     fn mark_failed(&mut self, physical_fingerprint: &str, range: Range) -> Result<(), StateError> {
         let location = self.location.clone();
         let e = store_err(&location);

@@ -1,0 +1,293 @@
+//! Applying models with `target parquet`: the steps of `apply` that differ from engine tables.
+//!
+//! The data is computed by the engine as usual, audited while it is still staged (a table in
+//! the batch's transaction), then written out as content-addressed parquet files and published
+//! in the order [`crate::lake`] describes. The model's physical relation in the engine is a
+//! view over the explicit file list, so environments, children and `efmesh audit` read the
+//! lake through the same names as any other model.
+
+use crate::engine::Engine;
+use crate::lake::{self, FileSet, Staged, VersionDir};
+use crate::state::StateStore;
+use crate::Error;
+use chrono::{DateTime, Utc};
+use efmesh_core::interval::{IntervalUnit, Range};
+use efmesh_core::manifest::{ManifestFile, ManifestInterval};
+use efmesh_core::model::{Kind, Target};
+use efmesh_core::project::Project;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// What the parquet steps of one apply share.
+pub struct LakeContext<'a> {
+    /// The project.
+    pub project: &'a Project,
+    /// Model → qualified physical relation, as the plan pins it.
+    pub names: &'a HashMap<String, String>,
+    /// Model → physical fingerprint, as the plan pins it.
+    pub pfps: &'a HashMap<String, String>,
+    /// The lake folder (absolute), when `[lake] path` is configured.
+    pub lake: Option<PathBuf>,
+    /// When the apply runs.
+    pub now: DateTime<Utc>,
+}
+
+/// Whether model `i` is published as parquet.
+pub fn is_parquet(project: &Project, i: usize) -> bool {
+    project.models[i].target == Target::Parquet
+}
+
+impl LakeContext<'_> {
+    /// The version folder of model `i` as this plan pins it.
+    pub fn dir(&self, i: usize) -> Result<VersionDir, Error> {
+        let m = &self.project.models[i];
+        let Some(lake) = &self.lake else {
+            return Err(Error::Config {
+                message: format!(
+                    "`{}` ({}) has `target parquet`, but efmesh.toml has no `[lake] path`; add `[lake]\\npath = \"lake\"`",
+                    m.name, m.file
+                ),
+            });
+        };
+        match &m.kind {
+            Kind::Full | Kind::Seed { .. } | Kind::IncrementalByTimeRange { .. } => {}
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "`{}` ({}) is {} with `target parquet`; parquet targets support FULL, SEED and INCREMENTAL_BY_TIME_RANGE models. Use `target table` for it",
+                    m.name,
+                    m.file,
+                    other.name()
+                )))
+            }
+        }
+        let pfp = self.pfps.get(&m.name).map(String::as_str).unwrap_or_default();
+        Ok(VersionDir::new(lake, &m.name, pfp))
+    }
+
+    /// Point the engine's physical view at `files` (or at an empty relation shaped like
+    /// `empty_sql` when there are none).
+    fn point_view(
+        &self,
+        engine: &mut dyn Engine,
+        i: usize,
+        dir: &VersionDir,
+        files: &FileSet,
+        empty_sql: Option<&str>,
+        extra: &[String],
+    ) -> Result<(), Error> {
+        let m = &self.project.models[i];
+        let physical = &self.names[&m.name];
+        let body = match (files.read_sql(dir), empty_sql) {
+            (Some(read), _) => read,
+            (None, Some(q)) => format!("SELECT * FROM ({q}) AS q LIMIT 0"),
+            (None, None) => return Ok(()),
+        };
+        let mut statements = vec![format!("CREATE OR REPLACE VIEW {physical} AS {body}")];
+        statements.extend(extra.iter().cloned());
+        engine.transaction(&format!("publishing {}", m.name), &statements)?;
+        Ok(())
+    }
+
+    /// Write the version's manifest from the published files and the ledger. `pending` are
+    /// intervals published in this step but not yet marked done.
+    pub fn publish_manifest(
+        &self,
+        engine: &mut dyn Engine,
+        state: &mut dyn StateStore,
+        i: usize,
+        dir: &VersionDir,
+        files: &FileSet,
+        pending: &[Range],
+    ) -> Result<(), Error> {
+        let m = &self.project.models[i];
+        let pfp = self.pfps.get(&m.name).cloned().unwrap_or_default();
+        let columns = engine.describe(&format!("SELECT * FROM {}", self.names[&m.name]))?;
+        // every time-range version this plan pins, for the passport's coverage
+        let project = self.project;
+        let wanted: Vec<String> = self.pfps.values().cloned().collect();
+        let ledgers = state.ledgers(&wanted)?;
+        let mut own = ledgers.get(&pfp).cloned().unwrap_or_default();
+        for r in pending {
+            own.insert(*r);
+        }
+        let coverage = |j: usize| {
+            let name = &project.models[j].name;
+            let start = project.history_start(j)?;
+            if *name == m.name {
+                return own.contiguous_through(start);
+            }
+            ledgers
+                .get(self.pfps.get(name)?)
+                .and_then(|l| l.contiguous_through(start))
+        };
+        let effective = efmesh_core::passport::of_project(project, &coverage).swap_remove(i);
+        let manifest = lake::manifest(
+            files,
+            lake::ManifestFacts {
+                model: m,
+                physical_fingerprint: &pfp,
+                columns,
+                done: own.ranges().to_vec(),
+                history_start: project.history_start(i),
+                failed: state.failed_intervals(&pfp)?,
+                effective,
+                redacted: vec![],
+                now: self.now,
+            },
+        );
+        lake::write_manifest(dir, &manifest)
+    }
+
+    /// Publish a table built whole (FULL, SEED) from the staged, audited table `stage`.
+    pub fn publish_whole(
+        &self,
+        engine: &mut dyn Engine,
+        state: &mut dyn StateStore,
+        i: usize,
+        stage: &str,
+    ) -> Result<(), Error> {
+        let m = &self.project.models[i];
+        let dir = self.dir(i)?;
+        let staged = Staged::write(
+            engine,
+            &dir.path,
+            &format!("SELECT * FROM {stage}"),
+            &format!("writing {}", m.name),
+        )?;
+        let rows = count(engine, &format!("SELECT count(*) FROM {stage}"))?;
+        let (name, bytes) = staged.publish()?;
+        let mut files = FileSet::published(&dir)?;
+        files.replace(
+            "",
+            vec![ManifestFile {
+                path: name,
+                bytes,
+                rows,
+                interval: None,
+            }],
+        );
+        self.point_view(
+            engine,
+            i,
+            &dir,
+            &files,
+            None,
+            &[format!("DROP TABLE IF EXISTS {stage}")],
+        )?;
+        self.publish_manifest(engine, state, i, &dir, &files, &[])?;
+        lake::sweep(&dir, "", &files)
+    }
+
+    /// Republish model `i`'s manifest as the ledger now stands (after deferred intervals were
+    /// marked done, or when the passport upstream moved).
+    pub fn refresh_manifest(
+        &self,
+        engine: &mut dyn Engine,
+        state: &mut dyn StateStore,
+        i: usize,
+    ) -> Result<(), Error> {
+        let dir = self.dir(i)?;
+        let files = FileSet::published(&dir)?;
+        self.publish_manifest(engine, state, i, &dir, &files, &[])
+    }
+
+    /// Create a time-range version's physical view: over the files already published (a
+    /// version resumed after a kill) or empty, shaped like its query.
+    pub fn create_incremental(
+        &self,
+        engine: &mut dyn Engine,
+        i: usize,
+        shape_sql: &str,
+    ) -> Result<(), Error> {
+        let dir = self.dir(i)?;
+        let files = FileSet::published(&dir)?;
+        self.point_view(engine, i, &dir, &files, Some(shape_sql), &[])
+    }
+
+    /// Publish one audited batch, staged in `stage`, as one partition per interval.
+    /// `shape_sql` (the batch's query) shapes the view while no file exists yet; `pending` are
+    /// earlier batches of this apply that wait for whole-table audits before they are marked.
+    #[allow(clippy::too_many_arguments)]
+    pub fn publish_batch(
+        &self,
+        engine: &mut dyn Engine,
+        state: &mut dyn StateStore,
+        i: usize,
+        batch: Range,
+        unit: IntervalUnit,
+        time_column: &str,
+        stage: &str,
+        shape_sql: &str,
+        pending: &[Range],
+    ) -> Result<(), Error> {
+        let m = &self.project.models[i];
+        let dir = self.dir(i)?;
+        let mut files = FileSet::published(&dir)?;
+        let tc = engine.quote(time_column);
+        let mut partitions = vec![];
+        let mut start = batch.start;
+        while start < batch.end {
+            let end = (start + unit.step()).min(batch.end);
+            let r = Range::new(start, end);
+            let filter = format!(
+                "{tc} >= CAST('{}' AS TIMESTAMP) AND {tc} < CAST('{}' AS TIMESTAMP)",
+                start.format("%Y-%m-%d %H:%M:%S"),
+                end.format("%Y-%m-%d %H:%M:%S")
+            );
+            let part = VersionDir::partition(start);
+            let rows = count(
+                engine,
+                &format!("SELECT count(*) FROM {stage} WHERE {filter}"),
+            )?;
+            let new = if rows == 0 {
+                vec![]
+            } else {
+                let staged = Staged::write(
+                    engine,
+                    &dir.path.join(&part),
+                    &format!("SELECT * FROM {stage} WHERE {filter}"),
+                    &format!("writing {} for {r}", m.name),
+                )?;
+                let (name, bytes) = staged.publish()?;
+                vec![ManifestFile {
+                    path: format!("{part}/{name}"),
+                    bytes,
+                    rows,
+                    interval: Some(ManifestInterval::from(r)),
+                }]
+            };
+            tracing::debug!(model = m.name.as_str(), partition = part.as_str(), "renamed into place");
+            files.replace(&part, new);
+            partitions.push(part);
+            start = end;
+        }
+        self.point_view(
+            engine,
+            i,
+            &dir,
+            &files,
+            Some(shape_sql),
+            &[format!("DROP TABLE IF EXISTS {stage}")],
+        )?;
+        let mut pending = pending.to_vec();
+        pending.push(batch);
+        tracing::debug!(model = m.name.as_str(), "view repointed");
+        self.publish_manifest(engine, state, i, &dir, &files, &pending)?;
+        tracing::debug!(model = m.name.as_str(), "manifest written");
+        for p in &partitions {
+            lake::sweep(&dir, p, &files)?;
+        }
+        tracing::debug!(model = m.name.as_str(), "replaced files removed");
+        Ok(())
+    }
+}
+
+fn count(engine: &mut dyn Engine, sql: &str) -> Result<u64, Error> {
+    let rows = engine.query("counting rows", sql, None)?;
+    Ok(rows
+        .rows
+        .first()
+        .and_then(|r| r.first().cloned().flatten())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0))
+}
