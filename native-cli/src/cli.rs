@@ -104,6 +104,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show what each model an environment serves may be believed to answer: declared and
+    /// effective `answerable`, coverage, and the model that imposed each limit.
+    Passport {
+        /// The environment (`prod`, `dev`, ...).
+        env: String,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Audit what an environment serves now, through its views; changes nothing. Exits 1 when
     /// a blocking audit finds violations. Per-interval audits are listed as skipped.
     Audit {
@@ -521,6 +530,17 @@ pub fn run(cli: Cli) -> ExitCode {
             retries,
             json,
         } => apply_command(&dir, &env, yes, &flags, json, retries),
+        Command::Passport { env, json } => match Efmesh::open(&dir).and_then(|p| p.passport(&env)) {
+            Err(e) => fail(e, json),
+            Ok(r) => {
+                if json {
+                    print_json(&r);
+                } else {
+                    print!("{r}");
+                }
+                ExitCode::SUCCESS
+            }
+        },
         Command::Audit { env, model, json } => {
             let only: Vec<String> = model
                 .iter()

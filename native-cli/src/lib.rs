@@ -39,6 +39,7 @@ pub mod init;
 pub mod janitor;
 pub mod lake;
 pub mod lake_apply;
+pub mod passport;
 pub mod plan_cache;
 pub mod plan_view;
 pub mod report;
@@ -358,6 +359,15 @@ impl Efmesh {
             to,
             dry_run,
         )
+    }
+
+    /// What each model `env` serves may be believed to answer, declared and effective.
+    pub fn passport(&self, env: &str) -> Result<passport::PassportReport, Error> {
+        naming::validate_env(env).map_err(|e| Error::Argument {
+            message: e.to_string(),
+            help: None,
+        })?;
+        passport::passports(&self.project, &mut self.state()?, env)
     }
 
     /// Audit what `env` serves now, through its views; `only` limits it to these models.
