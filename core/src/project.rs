@@ -78,6 +78,68 @@ impl Project {
             .and_then(|s| crate::time::parse_instant(s).ok())
     }
 
+    /// The project as a redacted environment builds it: every model that declares
+    /// `redact (...)` returns its query without those columns, so its physics never holds
+    /// them; fingerprints are recomputed, so those models (and everything reading them) get
+    /// physics of their own, while models outside the policy keep sharing theirs. A model whose
+    /// query cannot be wrapped (one efmesh could not parse) is refused by name.
+    pub fn redacted(&self) -> Result<Project, String> {
+        let mut p = self.clone();
+        let dialect = self.config.dialect();
+        for m in p.models.iter_mut().filter(|m| !m.redact.is_empty()) {
+            let Some(q) = &m.query else {
+                return Err(format!(
+                    "`{}` ({}) declares `redact`, but a {} model has no query to redact; only models with a query can be redacted",
+                    m.name,
+                    m.file,
+                    m.kind.name()
+                ));
+            };
+            if q.ast().is_none() {
+                return Err(format!(
+                    "`{}` ({}) declares `redact`, but efmesh could not parse its query, so it cannot remove the columns safely",
+                    m.name, m.file
+                ));
+            }
+            let cols = m
+                .redact
+                .iter()
+                .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let text = format!(
+                "SELECT * EXCLUDE ({cols}) FROM ({}) AS efmesh_redacted",
+                q.canonical
+            );
+            let d = dialect.parser();
+            let tokens = sqlparser::tokenizer::Tokenizer::new(d.as_ref(), &text)
+                .tokenize_with_location()
+                .map_err(|e| format!("`{}`: cannot redact: {e}", m.name))?;
+            let (wrapped, _) = crate::sql::prepare_query(&tokens, &m.file, dialect, false)
+                .map_err(|e| format!("`{}`: cannot redact: {:?}", m.name, e.first().map(|d| d.problem.to_string())))?;
+            m.query = Some(wrapped);
+            if let Some(declared) = &mut m.columns {
+                declared.retain(|c| !m.redact.contains(&c.name));
+            }
+        }
+        for (i, m) in p.models.iter().enumerate() {
+            if let Some(cols) = &mut p.columns[i] {
+                cols.retain(|c| !m.redact.contains(c));
+            }
+        }
+        for &i in self.dag.topological_order() {
+            let parent_fps: Vec<(&str, &str)> = p
+                .dag
+                .parents(i)
+                .iter()
+                .map(|&j| (p.models[j].name.as_str(), p.fingerprints[j].as_str()))
+                .collect();
+            let fp = fingerprint::fingerprint(&p.models[i], p.seed_hashes[i].as_deref(), &parent_fps);
+            p.fingerprints[i] = fp;
+        }
+        Ok(p)
+    }
+
     /// Parent names of model `i`, sorted.
     pub fn parent_names(&self, i: usize) -> Vec<&str> {
         let mut v: Vec<&str> = self

@@ -887,6 +887,11 @@ pub fn apply_plan(
         pfps: &pfps,
         lake: opts.lake.clone(),
         now,
+        redacted: project
+            .config
+            .environments
+            .get(&plan.env)
+            .is_some_and(|e| e.redacted),
     };
     // keep the janitor away from the physics this plan reuses
     let reused: Vec<(String, String)> = plan

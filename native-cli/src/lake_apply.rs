@@ -30,6 +30,8 @@ pub struct LakeContext<'a> {
     pub lake: Option<PathBuf>,
     /// When the apply runs.
     pub now: DateTime<Utc>,
+    /// Whether the environment builds redacted physics (`[environments.<env>] redacted`).
+    pub redacted: bool,
 }
 
 /// Whether model `i` is published as parquet.
@@ -131,7 +133,11 @@ impl LakeContext<'_> {
                 history_start: project.history_start(i),
                 failed: state.failed_intervals(&pfp)?,
                 effective,
-                redacted: vec![],
+                redacted: if self.redacted {
+                    m.redact.clone()
+                } else {
+                    vec![]
+                },
                 now: self.now,
             },
         );

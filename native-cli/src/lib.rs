@@ -268,6 +268,24 @@ impl Efmesh {
         }
     }
 
+    /// The project as `env` builds it: redacted (see [`Project::redacted`]) when the
+    /// environment is configured with `redacted = true`, else as loaded.
+    pub fn project_for(&self, env: &str) -> Result<std::borrow::Cow<'_, Project>, Error> {
+        let redacted = self
+            .project
+            .config
+            .environments
+            .get(env)
+            .is_some_and(|e| e.redacted);
+        if !redacted {
+            return Ok(std::borrow::Cow::Borrowed(&self.project));
+        }
+        self.project
+            .redacted()
+            .map(std::borrow::Cow::Owned)
+            .map_err(|message| Error::Config { message })
+    }
+
     /// The plan for `env`: what applying the project there would change.
     pub fn plan(&self, env: &str) -> Result<Plan, Error> {
         self.plan_with_options(env, &efmesh_core::plan::PlanOptions::default())
@@ -293,15 +311,17 @@ impl Efmesh {
             message: e.to_string(),
             help: None,
         })?;
+        let project = self.project_for(env)?;
+        let project = project.as_ref();
         let pointers = state.environment(env)?;
-        let needed = efmesh_core::plan::needed_snapshots(&self.project, &pointers);
+        let needed = efmesh_core::plan::needed_snapshots(project, &pointers);
         let snapshots = state.snapshots(&needed)?;
         let built = if needed.is_empty() {
             Default::default()
         } else {
             state.built_physics()?
         };
-        let candidates = efmesh_core::plan::ledger_candidates(&self.project, &pointers, &snapshots);
+        let candidates = efmesh_core::plan::ledger_candidates(project, &pointers, &snapshots);
         let ledgers = if candidates.is_empty() {
             Default::default()
         } else {
@@ -328,7 +348,7 @@ impl Efmesh {
             opts.lake = self.project.config.lake_path.as_ref().map(|p| self.root.join(p));
         }
         apply::apply_plan(
-            &self.project,
+            self.project_for(&plan.env)?.as_ref(),
             plan,
             &mut self.state()?,
             &mut self.engine()?,
