@@ -1,6 +1,7 @@
 MODEL (
   name mart.daily_admissions,
   kind FULL,
+  target parquet,
   columns (
     admitted_on DATE,
     admissions BIGINT,

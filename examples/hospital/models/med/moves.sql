@@ -1,5 +1,6 @@
 MODEL (
   name med.moves,
+  target parquet,
   kind INCREMENTAL_BY_TIME_RANGE (
     time_column moved_at,
     batch_size 7,

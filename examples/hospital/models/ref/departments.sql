@@ -3,6 +3,7 @@ MODEL (
   kind SEED (
     path '../../seeds/departments.csv'
   ),
+  target parquet,
   columns (
     dept_code VARCHAR,
     dept_name VARCHAR,
