@@ -305,3 +305,64 @@ fn the_hospital_example_publishes_a_parquet_mart_and_seed_with_manifests_and_pas
     check_files(p.path(), &folder, &moves);
     assert_valid_manifest(&moves);
 }
+
+#[test]
+fn external_file_sources_fingerprint_their_definition_never_their_content() {
+    let p = project(&[
+        (
+            "models/src.sql",
+            "MODEL (name raw.visits, kind EXTERNAL (path 'data/*.csv', format csv), columns (id BIGINT, ward VARCHAR));\n",
+        ),
+        (
+            "models/count.sql",
+            "MODEL (name mart.visits, kind FULL);\nSELECT count(*) AS n FROM raw.visits",
+        ),
+        ("data/a.csv", "id,ward\n1,A\n2,B\n"),
+    ]);
+    let rendered = efmesh(p.path())
+        .args(["render", "mart.visits", "--json"])
+        .assert()
+        .success();
+    let sql = json(&rendered.get_output().stdout)["sql"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(sql.contains("read_csv('data/*.csv')"), "{sql}");
+    assert!(!sql.contains("union_by_name") && !sql.contains("hive_partitioning"), "{sql}");
+    apply_at(p.path(), "2026-01-02T00:00:00Z");
+    assert_eq!(query(p.path(), "SELECT n::VARCHAR FROM dev__mart.visits"), "2");
+    // a new file under the glob is content, not definition: nothing to plan
+    std::fs::write(p.path().join("data/b.csv"), "id,ward\n3,C\n").unwrap();
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-02T00:00:00Z")
+        .args(["plan", "dev", "--json"])
+        .assert()
+        .success();
+    let plan = json(&out.get_output().stdout);
+    assert!(
+        plan["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["category"] == "unchanged"),
+        "{plan}"
+    );
+    // options are rendered only when set
+    std::fs::write(
+        p.path().join("models/src.sql"),
+        "MODEL (name raw.visits, kind EXTERNAL (path 'data/*.csv', format csv, union_by_name true, hive_partitioning true), columns (id BIGINT, ward VARCHAR));\n",
+    )
+    .unwrap();
+    let rendered = efmesh(p.path())
+        .args(["render", "mart.visits", "--json"])
+        .assert()
+        .success();
+    let sql = json(&rendered.get_output().stdout)["sql"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        sql.contains("read_csv('data/*.csv', union_by_name = true, hive_partitioning = true)"),
+        "{sql}"
+    );
+}
