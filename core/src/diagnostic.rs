@@ -178,6 +178,13 @@ pub enum Problem {
     /// An EXTERNAL model declares no `columns`, so nothing that reads it could be column-checked.
     #[error("an EXTERNAL model must declare its `columns`")]
     ExternalWithoutColumns,
+    /// A `maintenance` policy on a model whose files efmesh cannot compact: only an EXTERNAL
+    /// model reading parquet files by path may have one.
+    #[error("`maintenance` needs an EXTERNAL model reading parquet files, not {what}")]
+    MaintenanceUnsupported {
+        /// What the model is instead, e.g. `a FULL model` or `an EXTERNAL engine table`.
+        what: String,
+    },
     /// Two model files (or a file and `external_models.yaml`) define the same model name.
     #[error("model `{name}` is defined twice")]
     DuplicateModel {
@@ -193,6 +200,37 @@ pub enum Problem {
         path: String,
         /// The read error reported by the caller.
         message: String,
+    },
+    /// A seed file is not of the format its extension says (CSV, JSON array, JSON lines), or
+    /// has no columns.
+    #[error("seed file `{path}` is not valid {format}: {message}")]
+    SeedMalformed {
+        /// The seed's path, relative to the project root.
+        path: String,
+        /// The format its extension implies.
+        format: String,
+        /// What is wrong, with the position when the parser knows it.
+        message: String,
+    },
+    /// A column declared in a SEED model's `columns` is not in its file.
+    #[error("seed file `{path}` has no column `{column}`, which `columns` declares")]
+    SeedColumnMissing {
+        /// The seed's path, relative to the project root.
+        path: String,
+        /// The declared column.
+        column: String,
+        /// The file's columns, as written.
+        found: Vec<String>,
+    },
+    /// A seed file has a column its model's `columns` does not declare.
+    #[error("seed file `{path}` has column `{column}`, which `columns` does not declare")]
+    SeedColumnExtra {
+        /// The seed's path, relative to the project root.
+        path: String,
+        /// The file's column, as written.
+        column: String,
+        /// The declared columns.
+        declared: Vec<String>,
     },
     /// `external_models.yaml` is not valid YAML, has an unknown key, or maps a column to something
     /// other than a type string.
@@ -371,8 +409,12 @@ impl Problem {
             Problem::NotAQuery => "not-a-query",
             Problem::UnknownMacro { .. } => "unknown-macro",
             Problem::ExternalWithoutColumns => "external-without-columns",
+            Problem::MaintenanceUnsupported { .. } => "maintenance-unsupported",
             Problem::DuplicateModel { .. } => "duplicate-model",
             Problem::SeedUnreadable { .. } => "seed-unreadable",
+            Problem::SeedMalformed { .. } => "seed-malformed",
+            Problem::SeedColumnMissing { .. } => "seed-column-missing",
+            Problem::SeedColumnExtra { .. } => "seed-column-extra",
             Problem::ExternalYaml { .. } => "external-yaml",
             Problem::FallbackParse { .. } => "fallback-parse",
             Problem::UnknownReference { .. } => "unknown-reference",
@@ -416,7 +458,11 @@ impl Problem {
                 None => "time macros: @start, @end, @start_ds, @end_ds, @start_ts, @end_ts, @start_date, @end_date, @start_dt, @end_dt".into(),
             }),
             Problem::ExternalWithoutColumns => Some("add `columns (name TYPE, ...)` to the MODEL block".into()),
+            Problem::MaintenanceUnsupported { .. } => Some("compaction rewrites a model's source files: use it on `kind EXTERNAL (path 'landing/**/*.parquet', format parquet)`, or remove `maintenance`".into()),
             Problem::DuplicateModel { first, .. } => Some(format!("first defined in {first}; rename one of them")),
+            Problem::SeedMalformed { .. } => Some("a `.json` seed is one array of objects, a `.jsonl` or `.ndjson` seed one object per line; any other file is read as CSV with a header row".into()),
+            Problem::SeedColumnMissing { found, .. } => Some(format!("the file's columns: {}; add the column to the file or remove it from `columns`", found.join(", "))),
+            Problem::SeedColumnExtra { declared, .. } => Some(format!("declared: {}; declare it in `columns` or remove it from the file", declared.join(", "))),
             Problem::ExternalYaml { .. } => Some("each entry needs `name: schema.table` and `columns: {column: type}`".into()),
             Problem::FallbackParse { parser_error } => Some(format!("the model still plans; declare `columns` to keep its output checked (parser said: {parser_error})")),
             Problem::UnknownReference { suggestion, .. } => Some(match suggestion {

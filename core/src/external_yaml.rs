@@ -100,6 +100,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Model>, Diagnostic> {
             caveats: vec![],
             redact: vec![],
             batch_concurrency: None,
+            maintenance: None,
             query: None,
         });
     }

@@ -39,6 +39,8 @@ pub mod plan;
 #[cfg(feature = "analysis")]
 pub mod project;
 #[cfg(feature = "analysis")]
+pub mod seed;
+#[cfg(feature = "analysis")]
 pub mod sql;
 #[cfg(feature = "analysis")]
 pub mod suggest;

@@ -18,6 +18,12 @@ pub enum RelationTarget {
     /// Physical tables: model name → qualified physical relation. A version always reads the
     /// exact parent versions its plan pins.
     Physical(std::collections::HashMap<String, String>),
+    /// Unit tests (`efmesh test`): model name → relation holding its fixture rows (a CTE
+    /// name). A mapped model resolves to its relation whatever its kind, EXTERNAL and EMBEDDED
+    /// included, so a test never reads real sources; an unmapped EMBEDDED model is inlined as
+    /// usual (its own parents resolving through the map), and any other unmapped model is left
+    /// as written.
+    Fixtures(std::collections::HashMap<String, String>),
 }
 
 fn quote_literal(s: &str) -> String {
@@ -75,6 +81,14 @@ pub fn render_model(
     let resolve = |name: &str| -> Option<Relation> {
         let p = project.index_of(name)?;
         let parent = &project.models[p];
+        if let RelationTarget::Fixtures(names) = target {
+            if let Some(fixture) = names.get(&parent.name) {
+                return Some(Relation::Name(fixture.clone()));
+            }
+            if !matches!(parent.kind, Kind::Embedded) {
+                return None;
+            }
+        }
         match &parent.kind {
             Kind::External { source } => Some(external_relation(source)),
             Kind::Embedded => render_model(project, p, target, start, end, false)
@@ -91,6 +105,8 @@ pub fn render_model(
                         format!("{s}.{t}")
                     })
                 }
+                // mapped and EMBEDDED models returned above: the rest stay as written
+                RelationTarget::Fixtures(_) => return None,
             })),
         }
     };

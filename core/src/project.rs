@@ -12,6 +12,7 @@ use crate::diagnostic::{self, Diagnostic, Problem};
 use crate::fingerprint;
 use crate::location::Location;
 use crate::model::{self, Kind, Model};
+use crate::seed;
 use crate::sql::{columns, references, QueryForm};
 use std::collections::{BTreeMap, HashMap};
 
@@ -52,6 +53,9 @@ pub struct Project {
     pub columns: Vec<Option<Vec<String>>>,
     /// Content hash of each SEED model's file.
     pub seed_hashes: Vec<Option<String>>,
+    /// Each SEED model's file columns as written: the CSV header, or the JSON keys in
+    /// first-seen order (same index as `models`).
+    pub seed_columns: Vec<Option<Vec<String>>>,
     /// Named audits from AUDIT files, by name.
     pub audits: BTreeMap<String, AuditDef>,
     index: HashMap<String, usize>,
@@ -116,7 +120,13 @@ impl Project {
                 .tokenize_with_location()
                 .map_err(|e| format!("`{}`: cannot redact: {e}", m.name))?;
             let (wrapped, _) = crate::sql::prepare_query(&tokens, &m.file, dialect, false)
-                .map_err(|e| format!("`{}`: cannot redact: {:?}", m.name, e.first().map(|d| d.problem.to_string())))?;
+                .map_err(|e| {
+                    format!(
+                        "`{}`: cannot redact: {:?}",
+                        m.name,
+                        e.first().map(|d| d.problem.to_string())
+                    )
+                })?;
             m.query = Some(wrapped);
             if let Some(declared) = &mut m.columns {
                 declared.retain(|c| !m.redact.contains(&c.name));
@@ -134,7 +144,8 @@ impl Project {
                 .iter()
                 .map(|&j| (p.models[j].name.as_str(), p.fingerprints[j].as_str()))
                 .collect();
-            let fp = fingerprint::fingerprint(&p.models[i], p.seed_hashes[i].as_deref(), &parent_fps);
+            let fp =
+                fingerprint::fingerprint(&p.models[i], p.seed_hashes[i].as_deref(), &parent_fps);
             p.fingerprints[i] = fp;
         }
         Ok(p)
@@ -288,19 +299,36 @@ pub fn load_parsed(
     // seeds
     let mut seed_hashes: Vec<Option<String>> = vec![None; models.len()];
     let mut seed_headers: Vec<Option<Vec<String>>> = vec![None; models.len()];
+    let mut seed_columns: Vec<Option<Vec<String>>> = vec![None; models.len()];
     for (i, m) in models.iter().enumerate() {
         if let Kind::Seed { path } = &m.kind {
             let p = seed_path(&m.file, path);
             match read_seed(&p) {
                 Ok(bytes) => {
                     seed_hashes[i] = Some(fingerprint::content_hash(&bytes));
-                    let mut rdr = csv::ReaderBuilder::new()
-                        .has_headers(true)
-                        .from_reader(bytes.as_slice());
-                    seed_headers[i] = rdr
-                        .headers()
-                        .ok()
-                        .map(|h| h.iter().map(|c| c.trim().to_ascii_lowercase()).collect());
+                    let format = seed::SeedFormat::of(&p);
+                    match seed::columns(format, &bytes) {
+                        Ok(file_columns) => {
+                            if let Some(declared) = &m.columns {
+                                diags.extend(
+                                    seed::check_columns(&p, &file_columns, declared)
+                                        .into_iter()
+                                        .map(|pr| Diagnostic::at(pr, m.name_location.clone())),
+                                );
+                            }
+                            seed_headers[i] =
+                                Some(file_columns.iter().map(|c| seed::normalize(c)).collect());
+                            seed_columns[i] = Some(file_columns);
+                        }
+                        Err(message) => diags.push(Diagnostic::at(
+                            Problem::SeedMalformed {
+                                path: p,
+                                format: format.label().into(),
+                                message,
+                            },
+                            m.name_location.clone(),
+                        )),
+                    }
                 }
                 Err(message) => diags.push(Diagnostic::at(
                     Problem::SeedUnreadable { path: p, message },
@@ -511,6 +539,7 @@ pub fn load_parsed(
             fingerprints: fps,
             columns: cols,
             seed_hashes,
+            seed_columns,
             audits,
             index,
         })

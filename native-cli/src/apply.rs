@@ -6,8 +6,8 @@
 //! and the next apply reuses it.
 
 use crate::audits::{self, AuditResult, AuditStatus};
-use crate::lake_apply::{is_parquet, LakeContext};
 use crate::engine::{Engine, EngineError};
+use crate::lake_apply::{is_parquet, LakeContext};
 use crate::state::{JournalEntry, StateStore};
 use crate::Error;
 use chrono::{DateTime, NaiveDateTime, Utc};
@@ -780,16 +780,9 @@ fn build_statement(
     let m = &project.models[i];
     match &m.kind {
         Kind::Seed { path } => {
-            let file = seed_path(&m.file, path).replace('\'', "''");
-            let select = match &m.columns {
-                Some(cols) => cols
-                    .iter()
-                    .map(|c| format!("CAST(\"{0}\" AS {1}) AS \"{0}\"", c.name, c.sql_type))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                None => "*".into(),
-            };
-            Ok(format!("CREATE OR REPLACE TABLE {physical} AS SELECT {select} FROM read_csv('{file}', header = true, all_varchar = true)"))
+            // CSV or JSON, every value read as text and cast to the declared columns
+            let select = crate::seeds::select(project, i, &seed_path(&m.file, path));
+            Ok(format!("CREATE OR REPLACE TABLE {physical} AS {select}"))
         }
         kind => {
             let end = complete_until(m, now);
@@ -962,6 +955,7 @@ pub fn apply_plan(
             failures,
         };
         if a.build {
+            crate::seeds::check_values(project, i, engine)?;
             let sql = build_statement(project, i, physical, &names, now)?;
             let started = Instant::now();
             tracing::info!(
@@ -989,7 +983,10 @@ pub fn apply_plan(
             let stage = format!("{PHYSICAL_SCHEMA}.efmesh_stage_{}", naming::fp8(pfp));
             let (sql, audited) = if parquet && !with_intervals {
                 lake.dir(i)?;
-                (build_statement(project, i, &stage, &names, now)?, stage.clone())
+                (
+                    build_statement(project, i, &stage, &names, now)?,
+                    stage.clone(),
+                )
             } else {
                 (sql, physical.clone())
             };

@@ -135,17 +135,13 @@ pub fn run(engine: &mut dyn Engine, q: &AuditQuery, target: &Target) -> Result<A
         )
         .map_err(Error::Render)?;
     let context = format!("auditing {} with {}", target.model, q.call.name);
-    let count = engine.query(
-        &context,
-        &format!("SELECT count(*) FROM ({sql}) AS v"),
-        None,
-    )?;
-    let violations = count
-        .rows
-        .first()
-        .and_then(|r| r.first().cloned().flatten())
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(0);
+    let violations = engine
+        .query(
+            &context,
+            &format!("SELECT count(*) FROM ({sql}) AS v"),
+            None,
+        )?
+        .count();
     let mut result = AuditResult {
         model: target.model.into(),
         audit: q.display(),

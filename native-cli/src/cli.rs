@@ -70,6 +70,16 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run the unit tests in tests/*.yaml (SQLMesh's format): each model over fixture rows on
+    /// an in-memory DuckDB, its output compared with the expected rows.
+    #[command(after_help = crate::testing::EXIT_CODES)]
+    Test {
+        /// Run only these tests; a model's name runs every test of that model.
+        names: Vec<String>,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show the models in topological order with kinds, dependencies and fingerprints.
     Graph {
         /// Print one JSON object on stdout.
@@ -154,6 +164,24 @@ pub enum Command {
         /// Show what would be dropped; drop nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Merge each settled partition's small files into one, deduplicating by the model's
+    /// `maintenance` policy. Never touches a partition dated today or later, or one whose
+    /// newest file is younger than the grace period; deletes only the files it merged.
+    Compact {
+        /// Only these models (comma-separated `schema.table`; default: every model with a
+        /// `maintenance` policy).
+        #[arg(long, value_delimiter = ',')]
+        model: Vec<String>,
+        /// Show what would be compacted; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Minutes the newest file of a partition must have rested (overrides the policies).
+        #[arg(long, value_name = "MIN")]
+        grace: Option<u32>,
         /// Print one JSON object on stdout.
         #[arg(long)]
         json: bool,
@@ -530,17 +558,19 @@ pub fn run(cli: Cli) -> ExitCode {
             retries,
             json,
         } => apply_command(&dir, &env, yes, &flags, json, retries),
-        Command::Passport { env, json } => match Efmesh::open(&dir).and_then(|p| p.passport(&env)) {
-            Err(e) => fail(e, json),
-            Ok(r) => {
-                if json {
-                    print_json(&r);
-                } else {
-                    print!("{r}");
+        Command::Passport { env, json } => {
+            match Efmesh::open(&dir).and_then(|p| p.passport(&env)) {
+                Err(e) => fail(e, json),
+                Ok(r) => {
+                    if json {
+                        print_json(&r);
+                    } else {
+                        print!("{r}");
+                    }
+                    ExitCode::SUCCESS
                 }
-                ExitCode::SUCCESS
             }
-        },
+        }
         Command::Audit { env, model, json } => {
             let only: Vec<String> = model
                 .iter()
@@ -633,6 +663,30 @@ pub fn run(cli: Cli) -> ExitCode {
                 }
             }
         }
+        Command::Compact {
+            model,
+            dry_run,
+            grace,
+            json,
+        } => {
+            let opts = crate::CompactOptions {
+                models: model.into_iter().filter(|m| !m.trim().is_empty()).collect(),
+                dry_run,
+                grace_minutes: grace,
+                now: None,
+            };
+            match Efmesh::open(&dir).and_then(|p| p.compact(&opts)) {
+                Err(e) => fail(e, json),
+                Ok(r) if json => {
+                    print_json(&r);
+                    ExitCode::SUCCESS
+                }
+                Ok(r) => {
+                    print!("{r}");
+                    ExitCode::SUCCESS
+                }
+            }
+        }
         Command::Migrate { json } => match crate::migrate(&dir) {
             Err(e) => fail(e, json),
             Ok(r) => {
@@ -674,6 +728,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 }
             }
         }
+        Command::Test { names, json } => test_command(&dir, &names, json),
         Command::Render {
             model,
             env,
@@ -702,4 +757,28 @@ pub fn run(cli: Cli) -> ExitCode {
             }
         }
     }
+}
+
+/// `efmesh test`: exit 0 when every test passed, 1 when some failed, 2 when they could not run.
+fn test_command(dir: &std::path::Path, names: &[String], json: bool) -> ExitCode {
+    let run = Efmesh::open(dir).and_then(|p| crate::testing::run_project(&p, names));
+    let run = match run {
+        Ok(r) => r,
+        Err(e) => {
+            fail(e, json);
+            return ExitCode::from(2);
+        }
+    };
+    if json {
+        print_json(&run);
+    } else if !run.diagnostics.is_empty() {
+        crate::testing::print_errors(&run.diagnostics, &run.files, stderr_color());
+        eprintln!(
+            "error: {} error(s) in the test files; no test was run",
+            run.diagnostics.len()
+        );
+    } else {
+        print!("{run}");
+    }
+    ExitCode::from(run.exit_code())
 }

@@ -101,6 +101,19 @@ pub enum Error {
         /// Each difference.
         differences: Vec<efmesh_core::contract::ColumnDifference>,
     },
+    /// Values of a seed file do not fit its declared column types; found (with `TRY_CAST`) before
+    /// anything was written.
+    #[error("seed `{model}` ({file}) has {rows} row(s) whose values do not fit the declared columns:{}", values.iter().map(|v| format!("\n    {v}")).collect::<String>())]
+    SeedValues {
+        /// The SEED model.
+        model: String,
+        /// Its seed file, relative to the project root.
+        file: String,
+        /// How many rows have at least one bad value.
+        rows: u64,
+        /// The first bad values (at most 5), in file order.
+        values: Vec<SeedBadValue>,
+    },
     /// Blocking audits found violations; their data was not promoted.
     #[error("{} blocking audit(s) failed; `{env}` was not changed:{}", failures.len(), failures.iter().map(|f| format!("\n  {}", f.to_string().replace('\n', "\n  "))).collect::<String>())]
     AuditFailed {
@@ -108,6 +121,23 @@ pub enum Error {
         env: String,
         /// What each failing audit found.
         failures: Vec<crate::audits::AuditResult>,
+    },
+    /// `efmesh compact` was asked for a model without a `maintenance` policy, or no model has one.
+    #[error("{}", match model { Some(m) => format!("`{m}` has no `maintenance` policy, so it cannot be compacted"), None => "no model declares a `maintenance` policy; there is nothing to compact".into() })]
+    NoMaintenance {
+        /// The model named, or `None` when compacting every model.
+        model: Option<String>,
+    },
+    /// Compacting a partition failed; its files were left as they were unless the message says
+    /// otherwise.
+    #[error("compacting `{model}` partition `{partition}` failed: {message}")]
+    Compact {
+        /// The model.
+        model: String,
+        /// The partition directory.
+        partition: String,
+        /// What went wrong (the engine names an unreadable file).
+        message: String,
     },
     /// A non-interactive apply met a plan with changes and no `--yes`.
     #[error("the plan for `{env}` has changes; pass --yes to apply them without a prompt")]
@@ -142,8 +172,11 @@ impl Error {
             Error::Plan(_) => "plan",
             Error::Unsupported(_) => "unsupported",
             Error::AwaitingConfirmation { .. } => "awaiting-confirmation",
+            Error::NoMaintenance { .. } => "no-maintenance",
+            Error::Compact { .. } => "compact",
             Error::SchemaMismatch { .. } => "schema-mismatch",
             Error::AuditFailed { .. } => "audit-failed",
+            Error::SeedValues { .. } => "seed-values",
         }
     }
 
@@ -170,9 +203,45 @@ impl Error {
             }
             Error::Plan(_) => Some("upgrade efmesh".into()),
             Error::AwaitingConfirmation { .. } => Some("review it with `efmesh plan`, then rerun with --yes".into()),
+            Error::NoMaintenance { .. } => Some("only an EXTERNAL model reading parquet files can be compacted: add `maintenance (partition_key day, unique_key (id), order received_at)` to its MODEL block (README: `efmesh compact`)".into()),
+            Error::Compact { .. } => Some("the partition's files were not deleted: fix or move away the file the message names, then run `efmesh compact` again".into()),
             Error::SchemaMismatch { .. } => Some("change the query or its `columns` so they agree; nothing was written for this model and the environment was not changed".into()),
+            Error::SeedValues { .. } => Some("fix the values in the file, or declare the columns with types that fit them; nothing was written for this model and the environment was not changed".into()),
             Error::AuditFailed { .. } => Some("fix the data or the model and apply again; the audited intervals are not marked done, so they are computed again then. `blocking := false` turns an audit into a warning".into()),
             _ => None,
         }
+    }
+}
+
+/// One value of a seed file that does not fit its column's declared type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeedBadValue {
+    /// The seed file, relative to the project root.
+    pub file: String,
+    /// The data row, counted from 1 (a CSV header is not a row).
+    pub row: u64,
+    /// The file line the row starts on (CSV and JSON lines; a JSON array has none).
+    pub line: Option<u64>,
+    /// The declared column.
+    pub column: String,
+    /// The value as written (shortened when long).
+    pub value: String,
+    /// The declared type, as written in `columns`.
+    pub sql_type: String,
+}
+
+impl std::fmt::Display for SeedBadValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: row {}", self.file, self.row)?;
+        if let Some(line) = self.line {
+            write!(f, " (line {line})")?;
+        }
+        write!(
+            f,
+            ": column {}: '{}' is not a valid {}",
+            self.column,
+            self.value.replace('\'', "''"),
+            self.sql_type
+        )
     }
 }

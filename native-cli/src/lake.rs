@@ -221,7 +221,9 @@ pub fn sweep(dir: &VersionDir, prefix: &str, keep: &FileSet) -> Result<(), Error
 pub fn write_manifest(dir: &VersionDir, manifest: &Manifest) -> Result<(), Error> {
     std::fs::create_dir_all(&dir.path).map_err(|e| Error::io(&dir.path, e))?;
     let dest = dir.path.join(MANIFEST_FILE);
-    let tmp = dir.path.join(format!(".{MANIFEST_FILE}.tmp-{}", std::process::id()));
+    let tmp = dir
+        .path
+        .join(format!(".{MANIFEST_FILE}.tmp-{}", std::process::id()));
     let text = serde_json::to_string_pretty(manifest).expect("manifests serialize");
     {
         use std::io::Write;

@@ -62,7 +62,11 @@ impl LakeContext<'_> {
                 )))
             }
         }
-        let pfp = self.pfps.get(&m.name).map(String::as_str).unwrap_or_default();
+        let pfp = self
+            .pfps
+            .get(&m.name)
+            .map(String::as_str)
+            .unwrap_or_default();
         Ok(VersionDir::new(lake, &m.name, pfp))
     }
 
@@ -262,7 +266,11 @@ impl LakeContext<'_> {
                     interval: Some(ManifestInterval::from(r)),
                 }]
             };
-            tracing::debug!(model = m.name.as_str(), partition = part.as_str(), "renamed into place");
+            tracing::debug!(
+                model = m.name.as_str(),
+                partition = part.as_str(),
+                "renamed into place"
+            );
             files.replace(&part, new);
             partitions.push(part);
             start = end;
@@ -289,11 +297,5 @@ impl LakeContext<'_> {
 }
 
 fn count(engine: &mut dyn Engine, sql: &str) -> Result<u64, Error> {
-    let rows = engine.query("counting rows", sql, None)?;
-    Ok(rows
-        .rows
-        .first()
-        .and_then(|r| r.first().cloned().flatten())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0))
+    Ok(engine.query("counting rows", sql, None)?.count())
 }

@@ -32,6 +32,7 @@ pub mod audit_env;
 pub mod audits;
 pub mod cli;
 pub mod clock;
+pub mod compact;
 pub mod discover;
 pub mod engine;
 pub mod error;
@@ -44,9 +45,12 @@ pub mod plan_cache;
 pub mod plan_view;
 pub mod report;
 pub mod restate;
+pub mod seeds;
 pub mod state;
+pub mod testing;
 
 pub use apply::{ApplyOptions, ApplyOutcome};
+pub use compact::{CompactOptions, CompactReport};
 pub use efmesh_core as core;
 pub use efmesh_core::plan::Plan;
 pub use error::{CheckFailure, Error};
@@ -334,18 +338,18 @@ impl Efmesh {
             ledgers: &ledgers,
             now: clock::now().naive_utc(),
         };
-        Ok(efmesh_core::plan::plan(
-            &self.project,
-            env,
-            plan_state,
-            options,
-        )?)
+        Ok(efmesh_core::plan::plan(project, env, plan_state, options)?)
     }
 
     /// Apply a plan made by [`Efmesh::plan`]: build what it needs, then promote it.
     pub fn apply(&self, plan: &Plan, mut opts: ApplyOptions) -> Result<ApplyOutcome, Error> {
         if opts.lake.is_none() {
-            opts.lake = self.project.config.lake_path.as_ref().map(|p| self.root.join(p));
+            opts.lake = self
+                .project
+                .config
+                .lake_path
+                .as_ref()
+                .map(|p| self.root.join(p));
         }
         apply::apply_plan(
             self.project_for(&plan.env)?.as_ref(),

@@ -15,7 +15,7 @@ use codespan_reporting::term::{
 const WARNINGS_SHOWN_PER_CODE: usize = 3;
 
 /// Byte offset of a 1-based line/column in `text`.
-fn offset(text: &str, line: u64, col: u64) -> usize {
+pub(crate) fn offset(text: &str, line: u64, col: u64) -> usize {
     let mut off = 0;
     for (i, l) in text.split_inclusive('\n').enumerate() {
         if i as u64 + 1 == line {

@@ -52,3 +52,34 @@ pub fn json(out: &[u8]) -> serde_json::Value {
     assert_eq!(v["apiVersion"], 1, "every payload carries apiVersion 1");
     v
 }
+
+/// The JSON Schema of `manifest.json` (`manifest-schema/manifest.schema.json`), compiled once.
+pub fn manifest_validator() -> &'static jsonschema::Validator {
+    static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let path = repo().join("manifest-schema/manifest.schema.json");
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        let schema: serde_json::Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
+        jsonschema::draft202012::new(&schema)
+            .unwrap_or_else(|e| panic!("{} is not a valid schema: {e}", path.display()))
+    })
+}
+
+/// Panic, listing every violation, unless `json` is a valid `manifest.json`.
+pub fn assert_valid_manifest(json: &serde_json::Value) {
+    let errors: Vec<String> = manifest_validator()
+        .iter_errors(json)
+        .map(|e| match e.instance_path().as_str() {
+            "" => format!("  (top level): {e}"),
+            at => format!("  {at}: {e}"),
+        })
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "manifest does not match manifest-schema/manifest.schema.json:\n{}\nmanifest:\n{}",
+        errors.join("\n"),
+        serde_json::to_string_pretty(json).unwrap_or_default()
+    );
+}

@@ -8,8 +8,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-const CONFIG: &str =
-    "[project]\nname = \"t\"\nstart = \"2026-01-01\"\n\n[lake]\npath = \"lake\"\n";
+const CONFIG: &str = "[project]\nname = \"t\"\nstart = \"2026-01-01\"\n\n[lake]\npath = \"lake\"\n";
 
 fn lake_project(extra_where: &str) -> tempfile::TempDir {
     let daily = format!("MODEL (name m.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ts, batch_size 3), start '2026-01-01', target parquet, columns (id BIGINT, ts TIMESTAMP), audits (not_null(columns := (id))));\nSELECT id, ts FROM raw.events WHERE ts >= @start AND ts < @end{extra_where}");
@@ -63,10 +62,17 @@ fn check_files(dir: &Path, folder: &Path, manifest: &Value) -> u64 {
         assert_eq!(bytes.len() as u64, f["bytes"].as_u64().unwrap());
         let hash = hex::encode(Sha256::digest(&bytes));
         let name = path.file_name().unwrap().to_string_lossy().to_string();
-        assert_eq!(name, format!("data-{}.parquet", &hash[..8]), "content-addressed");
+        assert_eq!(
+            name,
+            format!("data-{}.parquet", &hash[..8]),
+            "content-addressed"
+        );
         let rows: u64 = query(
             dir,
-            &format!("SELECT count(*)::VARCHAR FROM read_parquet('{}')", path.display()),
+            &format!(
+                "SELECT count(*)::VARCHAR FROM read_parquet('{}')",
+                path.display()
+            ),
         )
         .parse()
         .unwrap();
@@ -117,7 +123,10 @@ fn parquet_versions_publish_files_per_interval_and_a_manifest() {
         "id,ts"
     );
     // the environment reads the lake through the physical view
-    assert_eq!(query(p.path(), "SELECT count(*)::VARCHAR FROM dev__m.daily"), "120");
+    assert_eq!(
+        query(p.path(), "SELECT count(*)::VARCHAR FROM dev__m.daily"),
+        "120"
+    );
     let (raw_folder, raw) = version(p.path(), "raw.events");
     assert_eq!(raw["files"].as_array().unwrap().len(), 1);
     assert!(raw["files"][0]["interval"].is_null());
@@ -144,7 +153,13 @@ fn a_rewrite_killed_at_any_step_is_repaired_without_duplicates() {
         apply_at(p.path(), "2026-01-10T00:00:00Z");
         efmesh(p.path())
             .args([
-                "restate", "dev", "--model", "m.daily", "--from", "2026-01-01", "--to",
+                "restate",
+                "dev",
+                "--model",
+                "m.daily",
+                "--from",
+                "2026-01-01",
+                "--to",
                 "2026-01-10",
             ])
             .assert()
@@ -188,7 +203,10 @@ fn a_rewrite_killed_at_any_step_is_repaired_without_duplicates() {
             "0",
             "{marker}"
         );
-        assert_eq!(query(p.path(), "SELECT count(*)::VARCHAR FROM dev__m.daily"), "216");
+        assert_eq!(
+            query(p.path(), "SELECT count(*)::VARCHAR FROM dev__m.daily"),
+            "216"
+        );
         let on_disk = walkdir::WalkDir::new(&folder)
             .into_iter()
             .filter_map(|e| e.ok())
@@ -226,21 +244,20 @@ fn parquet_targets_refuse_kinds_they_cannot_hold() {
         .stderr(predicates::str::contains("has no `[lake] path`"));
 }
 
-/// Until the JSON Schema lands: the manifest parses as the core type (replaced by the schema
-/// check in `common`).
-#[allow(dead_code)]
-fn assert_valid_manifest(m: &Value) {
-    efmesh_core::manifest::Manifest::parse(&m.to_string()).unwrap();
-}
-
 /// Copy an example into a temp dir (without any local state).
 fn example(name: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let src = repo().join("examples").join(name);
-    for e in walkdir::WalkDir::new(&src).into_iter().filter_map(|e| e.ok()) {
+    for e in walkdir::WalkDir::new(&src)
+        .into_iter()
+        .filter_map(|e| e.ok())
+    {
         let rel = e.path().strip_prefix(&src).unwrap();
         let s = rel.to_string_lossy();
-        if s.starts_with("lake") || s.starts_with(".efmesh") || s.starts_with("efmesh.") && !s.ends_with(".toml") {
+        if s.starts_with("lake")
+            || s.starts_with(".efmesh")
+            || s.starts_with("efmesh.") && !s.ends_with(".toml")
+        {
             continue;
         }
         let to = dir.path().join(rel);
@@ -263,13 +280,19 @@ fn the_hospital_example_publishes_a_parquet_mart_and_seed_with_manifests_and_pas
         let rows = check_files(p.path(), &folder, &m);
         assert_eq!(
             rows.to_string(),
-            query(p.path(), &format!("SELECT count(*)::VARCHAR FROM dev__{model}")),
+            query(
+                p.path(),
+                &format!("SELECT count(*)::VARCHAR FROM dev__{model}")
+            ),
             "{model}: the view reads exactly the published files"
         );
     }
     let (_, moves) = version(p.path(), "med.moves");
     assert_eq!(moves["intervals"][0]["end"], "2026-02-01T00:00:00Z");
-    assert_eq!(moves["freshness"]["contiguousThrough"], "2026-02-01T00:00:00Z");
+    assert_eq!(
+        moves["freshness"]["contiguousThrough"],
+        "2026-02-01T00:00:00Z"
+    );
     let (_, seed) = version(p.path(), "ref.departments");
     assert_eq!(seed["kind"], "SEED");
     assert!(seed["schema"]
@@ -281,7 +304,10 @@ fn the_hospital_example_publishes_a_parquet_mart_and_seed_with_manifests_and_pas
     let (_, mart) = version(p.path(), "mart.daily_admissions");
     assert_eq!(mart["effective"]["completeThrough"], "2026-02-01T00:00:00Z");
     assert_eq!(mart["effective"]["limitedBy"], "med.moves");
-    let out = efmesh(p.path()).args(["passport", "dev", "--json"]).assert().success();
+    let out = efmesh(p.path())
+        .args(["passport", "dev", "--json"])
+        .assert()
+        .success();
     let v = json(&out.get_output().stdout);
     let stays = v["models"]
         .as_array()
@@ -328,9 +354,15 @@ fn external_file_sources_fingerprint_their_definition_never_their_content() {
         .unwrap()
         .to_string();
     assert!(sql.contains("read_csv('data/*.csv')"), "{sql}");
-    assert!(!sql.contains("union_by_name") && !sql.contains("hive_partitioning"), "{sql}");
+    assert!(
+        !sql.contains("union_by_name") && !sql.contains("hive_partitioning"),
+        "{sql}"
+    );
     apply_at(p.path(), "2026-01-02T00:00:00Z");
-    assert_eq!(query(p.path(), "SELECT n::VARCHAR FROM dev__mart.visits"), "2");
+    assert_eq!(
+        query(p.path(), "SELECT n::VARCHAR FROM dev__mart.visits"),
+        "2"
+    );
     // a new file under the glob is content, not definition: nothing to plan
     std::fs::write(p.path().join("data/b.csv"), "id,ward\n3,C\n").unwrap();
     let out = efmesh(p.path())

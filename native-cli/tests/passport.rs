@@ -35,7 +35,13 @@ fn passport_narrows_a_mart_to_its_stale_source_and_names_it() {
     // a gap in the stale feed: coverage stops there even though later intervals exist
     efmesh(p.path())
         .args([
-            "restate", "dev", "--model", "raw.stale", "--from", "2026-01-04", "--to",
+            "restate",
+            "dev",
+            "--model",
+            "raw.stale",
+            "--from",
+            "2026-01-04",
+            "--to",
             "2026-01-05",
         ])
         .assert()
@@ -55,11 +61,21 @@ fn passport_narrows_a_mart_to_its_stale_source_and_names_it() {
             .clone()
     };
     let stale = model("raw.stale");
-    assert_eq!(stale["freshness"]["contiguousThrough"], "2026-01-04T00:00:00Z");
-    assert_eq!(stale["freshness"]["latestInterval"]["start"], "2026-01-09T00:00:00Z");
+    assert_eq!(
+        stale["freshness"]["contiguousThrough"],
+        "2026-01-04T00:00:00Z"
+    );
+    assert_eq!(
+        stale["freshness"]["latestInterval"]["start"],
+        "2026-01-09T00:00:00Z"
+    );
     let mart = model("mart.m");
     assert_eq!(mart["answerable"], "full", "declared");
-    assert_eq!(mart["freshness"], serde_json::Value::Null, "no claim of its own");
+    assert_eq!(
+        mart["freshness"],
+        serde_json::Value::Null,
+        "no claim of its own"
+    );
     assert_eq!(mart["effective"]["answerable"], "sampled");
     assert_eq!(mart["effective"]["answerableLimitedBy"], "raw.stale");
     assert_eq!(mart["effective"]["completeThrough"], "2026-01-04T00:00:00Z");
@@ -68,7 +84,10 @@ fn passport_narrows_a_mart_to_its_stale_source_and_names_it() {
         mart["effective"]["caveats"],
         serde_json::json!([{"model": "raw.stale", "text": "only ward A reports"}])
     );
-    assert_eq!(model("raw.fresh")["effective"]["completeThrough"], "2026-01-10T00:00:00Z");
+    assert_eq!(
+        model("raw.fresh")["effective"]["completeThrough"],
+        "2026-01-10T00:00:00Z"
+    );
     // nothing upstream has time semantics: no claim and nobody named
     let dim = model("mart.dim");
     assert_eq!(dim["effective"]["completeThrough"], serde_json::Value::Null);
@@ -79,11 +98,20 @@ fn passport_narrows_a_mart_to_its_stale_source_and_names_it() {
         .args(["passport", "dev"])
         .assert()
         .success()
-        .stdout(predicate::str::is_match(r"mart\.m\s+full\s+sampled\s+raw\.stale\s+2026-01-04T00:00:00Z\s+raw\.stale").unwrap())
-        .stdout(predicate::str::contains("caveat (raw.stale): only ward A reports"));
+        .stdout(
+            predicate::str::is_match(
+                r"mart\.m\s+full\s+sampled\s+raw\.stale\s+2026-01-04T00:00:00Z\s+raw\.stale",
+            )
+            .unwrap(),
+        )
+        .stdout(predicate::str::contains(
+            "caveat (raw.stale): only ward A reports",
+        ));
     efmesh(p.path())
         .args(["passport", "nope"])
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("environment `nope` does not exist"));
+        .stderr(predicate::str::contains(
+            "environment `nope` does not exist",
+        ));
 }

@@ -84,14 +84,18 @@ fn a_redacted_environment_never_writes_the_redacted_columns() {
     let redacted: Vec<serde_json::Value> = patients
         .iter()
         .map(|v| {
-            serde_json::from_str::<serde_json::Value>(
+            let m = serde_json::from_str::<serde_json::Value>(
                 &std::fs::read_to_string(v.join("manifest.json")).unwrap(),
             )
-            .unwrap()["redacted"]
-                .clone()
+            .unwrap();
+            assert_valid_manifest(&m);
+            m["redacted"].clone()
         })
         .collect();
-    assert!(redacted.contains(&serde_json::json!(["ssn"])), "{redacted:?}");
+    assert!(
+        redacted.contains(&serde_json::json!(["ssn"])),
+        "{redacted:?}"
+    );
     assert!(redacted.contains(&serde_json::json!([])), "{redacted:?}");
     // and through the environments' views
     assert_eq!(
@@ -102,5 +106,8 @@ fn a_redacted_environment_never_writes_the_redacted_columns() {
         query(p.path(), "SELECT string_agg(column_name, ',' ORDER BY column_name) FROM information_schema.columns WHERE table_schema = 'dev__raw' AND table_name = 'patients'"),
         "id,name,ssn"
     );
-    assert_eq!(query(p.path(), "SELECT count(*)::VARCHAR FROM safe__mart.names"), "10");
+    assert_eq!(
+        query(p.path(), "SELECT count(*)::VARCHAR FROM safe__mart.names"),
+        "10"
+    );
 }

@@ -119,10 +119,11 @@ pub enum Kind {
         /// Close the current version of rows that disappear from the source.
         invalidate_hard_deletes: bool,
     },
-    /// A CSV file shipped with the project; its content hash enters the fingerprint.
+    /// A file shipped with the project (CSV, JSON array or JSON lines, by extension: see
+    /// [`crate::seed`]); its content hash enters the fingerprint.
     #[serde(rename = "SEED")]
     Seed {
-        /// The CSV file, relative to the model file's directory as in SQLMesh.
+        /// The file, relative to the model file's directory as in SQLMesh.
         path: String,
     },
     /// Data efmesh reads but does not build: an engine table, files or a URL.

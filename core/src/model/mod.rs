@@ -6,9 +6,11 @@
 
 pub mod block;
 pub mod kind;
+pub mod maintenance;
 pub mod values;
 
 pub use kind::{ExternalSource, FileFormat, Kind};
+pub use maintenance::Maintenance;
 
 use crate::diagnostic::{Diagnostic, Problem};
 use crate::location::Location;
@@ -102,6 +104,8 @@ pub struct Model {
     pub redact: Vec<String>,
     /// How many of the model's interval batches may run at once; `None` leaves it to efmesh.
     pub batch_concurrency: Option<u32>,
+    /// How `efmesh compact` may rewrite the files of an EXTERNAL model; never fingerprinted.
+    pub maintenance: Option<Maintenance>,
     /// The query, for kinds defined by one.
     pub query: Option<ModelQuery>,
 }
@@ -134,6 +138,7 @@ pub const KNOWN_PROPERTIES: &[&str] = &[
     "caveats",
     "redact",
     "batch_concurrency",
+    "maintenance",
 ];
 
 /// SQLMesh properties efmesh reads and deliberately ignores, with a warning.
@@ -253,6 +258,9 @@ pub fn parse_model_file(
             ));
         }
     }
+    if kind_ok {
+        diags.extend(maintenance::check(&model));
+    }
     (Some(model), diags)
 }
 
@@ -287,6 +295,7 @@ fn interpret(
         caveats: vec![],
         redact: vec![],
         batch_concurrency: None,
+        maintenance: None,
         query: None,
     };
     for item in items {
@@ -414,6 +423,7 @@ fn interpret(
                 "caveats" => m.caveats = v.text_list()?,
                 "redact" => m.redact = v.ident_list()?,
                 "batch_concurrency" => m.batch_concurrency = Some(v.u32()?),
+                "maintenance" => m.maintenance = Some(maintenance::parse_maintenance(&v)?),
                 _ => unreachable!("every known property is handled"),
             }
             Ok(())

@@ -57,6 +57,17 @@ pub struct Rows {
     pub rows: Vec<Vec<Option<String>>>,
 }
 
+impl Rows {
+    /// The first cell as a count: what `SELECT count(*) ...` returns (0 when absent).
+    pub fn count(&self) -> u64 {
+        self.rows
+            .first()
+            .and_then(|r| r.first().cloned().flatten())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
 /// A database efmesh materializes into.
 pub trait Engine {
     /// The engine's name for messages.

@@ -640,19 +640,21 @@ impl StateStore for SqliteState {
             )
             .map_err(|e| self.err(e))?;
         let rows: Result<Vec<(String, String)>, _> = stmt
-            .query_map(params![physical_fingerprint], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_map(params![physical_fingerprint], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
             .and_then(|r| r.collect());
         drop(stmt);
         let mut out = vec![];
         for (s, e) in rows.map_err(|e| self.err(e))? {
             match (parse_edge(&s), parse_edge(&e)) {
                 (Some(s), Some(e)) => out.push(Range::new(s, e)),
-                _ => {
-                    return Err(StateError::Corrupt {
-                        location: self.location.clone(),
-                        message: format!("failed interval `{s}`/`{e}` of {physical_fingerprint} is not a timestamp"),
-                    })
-                }
+                _ => return Err(StateError::Corrupt {
+                    location: self.location.clone(),
+                    message: format!(
+                        "failed interval `{s}`/`{e}` of {physical_fingerprint} is not a timestamp"
+                    ),
+                }),
             }
         }
         Ok(out)

@@ -1,0 +1,327 @@
+//! SEED files: their format, the columns they hold, and how those meet the declared `columns`.
+//!
+//! A seed is a CSV file (SQLMesh's only kind), a JSON array of objects (`.json`), or JSON lines,
+//! one object per line (`.jsonl`, `.ndjson`); the extension decides. Every value is loaded as
+//! text and cast to the declared column types, so the three formats mean the same thing.
+//! Pure: the caller reads the bytes.
+
+use crate::diagnostic::Problem;
+use crate::model::ColumnDef;
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::collections::HashSet;
+use std::fmt;
+
+/// How a seed file is laid out, decided by its extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeedFormat {
+    /// Comma-separated values with a header row (any extension but the JSON ones).
+    Csv,
+    /// One JSON array of objects (`.json`).
+    Json,
+    /// One JSON object per line (`.jsonl`, `.ndjson`); blank lines are skipped.
+    JsonLines,
+}
+
+impl SeedFormat {
+    /// The format of the seed at `path`, by its extension (case-insensitively).
+    pub fn of(path: &str) -> SeedFormat {
+        let lower = path.to_ascii_lowercase();
+        if lower.ends_with(".json") {
+            SeedFormat::Json
+        } else if lower.ends_with(".jsonl") || lower.ends_with(".ndjson") {
+            SeedFormat::JsonLines
+        } else {
+            SeedFormat::Csv
+        }
+    }
+
+    /// The format's name in messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            SeedFormat::Csv => "CSV",
+            SeedFormat::Json => "JSON (an array of objects)",
+            SeedFormat::JsonLines => "JSON lines (one object per line)",
+        }
+    }
+}
+
+/// The file's columns as written: the CSV header, or every JSON key in first-seen order.
+/// An error says why the file is not of its format, or that it has no columns at all.
+pub fn columns(format: SeedFormat, bytes: &[u8]) -> Result<Vec<String>, String> {
+    let cols = match format {
+        SeedFormat::Csv => {
+            let mut rdr = csv::ReaderBuilder::new()
+                .has_headers(true)
+                .from_reader(bytes);
+            let header = rdr.headers().map_err(|e| e.to_string())?;
+            let cols: Vec<String> = header.iter().map(str::to_string).collect();
+            if cols.iter().all(|c| c.trim().is_empty()) {
+                vec![]
+            } else {
+                cols
+            }
+        }
+        SeedFormat::Json => {
+            let mut keys = Keys::default();
+            let mut de = serde_json::Deserializer::from_slice(strip_bom(bytes));
+            Rows(&mut keys)
+                .deserialize(&mut de)
+                .and_then(|()| de.end())
+                .map_err(|e| e.to_string())?;
+            keys.names
+        }
+        SeedFormat::JsonLines => {
+            let mut keys = Keys::default();
+            let text = std::str::from_utf8(strip_bom(bytes)).map_err(|e| e.to_string())?;
+            for (n, line) in text.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let mut de = serde_json::Deserializer::from_str(line);
+                Object(&mut keys)
+                    .deserialize(&mut de)
+                    .and_then(|()| de.end())
+                    .map_err(|e| format!("line {}: {e}", n + 1))?;
+            }
+            keys.names
+        }
+    };
+    if cols.is_empty() {
+        return Err(match format {
+            SeedFormat::Csv => "it has no header row".into(),
+            _ => "it has no keys (no objects, or only empty ones)".into(),
+        });
+    }
+    // columns are matched by name case-insensitively, so two spellings would be one column
+    let mut seen: Vec<(String, &str)> = vec![];
+    for c in &cols {
+        let n = normalize(c);
+        if let Some((_, first)) = seen.iter().find(|(s, _)| *s == n) {
+            return Err(format!(
+                "columns `{first}` and `{c}` are the same column (names compare case-insensitively)"
+            ));
+        }
+        seen.push((n, c));
+    }
+    Ok(cols)
+}
+
+/// For each data record in order, the 1-based line of the file it starts on, so "row 3" can
+/// also be shown as "line 4". `None` for a JSON array, whose records have no lines of their own.
+pub fn record_lines(format: SeedFormat, bytes: &[u8]) -> Option<Vec<u64>> {
+    match format {
+        SeedFormat::Csv => {
+            let mut rdr = csv::ReaderBuilder::new()
+                .has_headers(true)
+                .flexible(true)
+                .from_reader(bytes);
+            let mut lines = vec![];
+            let mut record = csv::ByteRecord::new();
+            while let Ok(true) = rdr.read_byte_record(&mut record) {
+                if let Some(p) = record.position() {
+                    // the position is where the reader started, before any blank lines it skipped
+                    let mut line = p.line();
+                    let mut at = p.byte() as usize;
+                    while let Some(b @ (b'\n' | b'\r')) = bytes.get(at) {
+                        line += u64::from(*b == b'\n');
+                        at += 1;
+                    }
+                    lines.push(line);
+                }
+            }
+            Some(lines)
+        }
+        SeedFormat::JsonLines => Some(
+            bytes
+                .split(|&b| b == b'\n')
+                .enumerate()
+                .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
+                .map(|(n, _)| n as u64 + 1)
+                .collect(),
+        ),
+        SeedFormat::Json => None,
+    }
+}
+
+/// Compare the file's columns with the declared ones, by name and case-insensitively (order
+/// does not matter: seeds load by name). Every declared column the file lacks, and every file
+/// column not declared, is a problem naming the file and the column.
+pub fn check_columns(path: &str, file_columns: &[String], declared: &[ColumnDef]) -> Vec<Problem> {
+    let found: Vec<String> = file_columns.iter().map(|c| normalize(c)).collect();
+    let names: Vec<String> = declared.iter().map(|c| c.name.clone()).collect();
+    let mut problems = vec![];
+    for c in declared {
+        if !found.contains(&c.name) {
+            problems.push(Problem::SeedColumnMissing {
+                path: path.into(),
+                column: c.name.clone(),
+                found: file_columns.to_vec(),
+            });
+        }
+    }
+    for (c, n) in file_columns.iter().zip(&found) {
+        if !names.contains(n) {
+            problems.push(Problem::SeedColumnExtra {
+                path: path.into(),
+                column: c.clone(),
+                declared: names.clone(),
+            });
+        }
+    }
+    problems
+}
+
+/// The file column (as written) that holds declared column `name`.
+pub fn file_column<'a>(file_columns: &'a [String], name: &str) -> Option<&'a str> {
+    file_columns
+        .iter()
+        .find(|c| normalize(c) == name)
+        .map(String::as_str)
+}
+
+/// How a file's column name compares with a declared (lower-cased) one.
+pub fn normalize(column: &str) -> String {
+    column.trim().to_ascii_lowercase()
+}
+
+fn strip_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
+/// Keys collected in first-seen order.
+#[derive(Default)]
+struct Keys {
+    names: Vec<String>,
+    seen: HashSet<String>,
+}
+
+/// A JSON array whose every element is an object; collects the keys.
+struct Rows<'a>(&'a mut Keys);
+
+impl<'de> DeserializeSeed<'de> for Rows<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Rows<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON array of objects")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Object(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+}
+
+/// One JSON object; collects its keys.
+struct Object<'a>(&'a mut Keys);
+
+impl<'de> DeserializeSeed<'de> for Object<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Object<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(k) = map.next_key::<String>()? {
+            map.next_value::<IgnoredAny>()?;
+            if self.0.seen.insert(k.clone()) {
+                self.0.names.push(k);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::TypeFamily;
+
+    fn col(name: &str) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            sql_type: "INTEGER".into(),
+            family: TypeFamily::Numeric,
+        }
+    }
+
+    #[test]
+    fn the_extension_decides_the_format() {
+        assert_eq!(SeedFormat::of("seeds/a.csv"), SeedFormat::Csv);
+        assert_eq!(SeedFormat::of("seeds/a.tsv"), SeedFormat::Csv);
+        assert_eq!(SeedFormat::of("seeds/a.JSON"), SeedFormat::Json);
+        assert_eq!(SeedFormat::of("seeds/a.jsonl"), SeedFormat::JsonLines);
+        assert_eq!(SeedFormat::of("seeds/a.ndjson"), SeedFormat::JsonLines);
+    }
+
+    #[test]
+    fn json_keys_come_in_first_seen_order_across_rows() {
+        let a = br#"[{"b": 1, "A": {"x": [1]}}, {"c": null, "b": 2}]"#;
+        assert_eq!(columns(SeedFormat::Json, a).unwrap(), ["b", "A", "c"]);
+        let l = b"{\"k\": 1}\n\n{\"v\": \"x\", \"k\": 2}\n";
+        assert_eq!(columns(SeedFormat::JsonLines, l).unwrap(), ["k", "v"]);
+        assert_eq!(record_lines(SeedFormat::JsonLines, l).unwrap(), [1, 3]);
+    }
+
+    #[test]
+    fn malformed_json_says_where() {
+        let e = columns(SeedFormat::Json, br#"[{"a": 1}, 2]"#).unwrap_err();
+        assert!(e.contains("expected a JSON object"), "{e}");
+        let e = columns(SeedFormat::Json, br#"{"a": 1}"#).unwrap_err();
+        assert!(e.contains("expected a JSON array of objects"), "{e}");
+        let e = columns(SeedFormat::JsonLines, b"{\"a\": 1}\n{\"a\": \n").unwrap_err();
+        assert!(e.starts_with("line 2:"), "{e}");
+        assert!(columns(SeedFormat::Json, b"[]").is_err());
+        let e = columns(SeedFormat::Json, br#"[{"Rate": 1}, {"rate": 2}]"#).unwrap_err();
+        assert!(
+            e.starts_with("columns `Rate` and `rate` are the same column"),
+            "{e}"
+        );
+        assert!(columns(SeedFormat::Csv, b"a,A\n1,2\n").is_err());
+        assert!(columns(SeedFormat::Csv, b"").is_err());
+    }
+
+    #[test]
+    fn csv_records_know_their_lines() {
+        let csv = b"a,b\n1,\"two\nlines\"\n3,4\n";
+        assert_eq!(columns(SeedFormat::Csv, csv).unwrap(), ["a", "b"]);
+        assert_eq!(record_lines(SeedFormat::Csv, csv).unwrap(), [2, 4]);
+        // blank lines are no records (DuckDB skips them too)
+        let blank = b"a,b\n1,2\n\nx,4\n";
+        assert_eq!(record_lines(SeedFormat::Csv, blank).unwrap(), [2, 4]);
+        let crlf = b"a,b\r\n1,2\r\n\r\nx,4\r\n";
+        assert_eq!(record_lines(SeedFormat::Csv, crlf).unwrap(), [2, 4]);
+        // a byte-order mark is not part of the first column's name
+        let bom = b"\xEF\xBB\xBFa,b\n1,2\n";
+        assert_eq!(columns(SeedFormat::Csv, bom).unwrap(), ["a", "b"]);
+        let bom = b"\xEF\xBB\xBF[{\"a\": 1}]";
+        assert_eq!(columns(SeedFormat::Json, bom).unwrap(), ["a"]);
+    }
+
+    #[test]
+    fn columns_must_match_by_name_in_any_case() {
+        let file = vec!["ID".to_string(), "extra".to_string()];
+        let p = check_columns("seeds/a.csv", &file, &[col("id"), col("n")]);
+        let codes: Vec<&str> = p.iter().map(Problem::code).collect();
+        assert_eq!(codes, ["seed-column-missing", "seed-column-extra"]);
+        assert_eq!(
+            p[0].to_string(),
+            "seed file `seeds/a.csv` has no column `n`, which `columns` declares"
+        );
+        assert_eq!(
+            p[1].to_string(),
+            "seed file `seeds/a.csv` has column `extra`, which `columns` does not declare"
+        );
+        assert_eq!(file_column(&file, "id"), Some("ID"));
+    }
+}
