@@ -3,9 +3,13 @@
 //! comparisons) come from a reproducible harness rather than ad-hoc runs.
 
 mod compare;
+/// The eventlake example's fixture generator, shared with its tests.
+#[path = "../../examples/eventlake/generate.rs"]
+mod eventlake;
 mod floor;
 mod generate;
 mod intervals;
+mod parquet_write;
 mod timing;
 
 use std::path::{Path, PathBuf};
@@ -39,6 +43,34 @@ enum Cmd {
     /// Per-interval overhead: backfill one hourly INCREMENTAL_BY_TIME_RANGE
     /// model (batch_size 1) with efmesh, SQLMesh and raw DuckDB (the floor).
     Intervals(IntervalsArgs),
+    /// Write the eventlake example's landing zone (deterministic parquet files) into
+    /// `<DIR>/landing`: `cargo run -p efmesh-bench -- eventlake examples/eventlake`.
+    Eventlake(EventlakeArgs),
+    /// Parquet writer choice: time DuckDB `COPY ... (FORMAT parquet)` against
+    /// `query_arrow` into the parquet crate's `ArrowWriter`, for one large file
+    /// and for many 24-row files, in one process.
+    ParquetWrite(ParquetWriteArgs),
+}
+
+/// Arguments of `parquet-write`.
+#[derive(Debug, Args)]
+struct ParquetWriteArgs {
+    /// Rows of the large case (one file per run).
+    #[arg(long, default_value_t = parquet_write::DEFAULT_ROWS, value_parser = clap::value_parser!(u64).range(1..))]
+    rows: u64,
+    /// Timed runs per method and case; medians are reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
+    /// Files per run in the small case (24 rows each).
+    #[arg(long, default_value_t = parquet_write::SMALL_FILES, value_parser = parse_positive)]
+    small_files: usize,
+}
+
+/// Arguments of `eventlake`.
+#[derive(Debug, Args)]
+struct EventlakeArgs {
+    /// The project directory (a copy of examples/eventlake); `landing/` must not exist yet.
+    dir: PathBuf,
 }
 
 /// Arguments of `intervals`.
@@ -148,6 +180,8 @@ fn main() -> ExitCode {
         Cmd::Check(args) => cmd_check(args),
         Cmd::Compare(args) => cmd_compare(args),
         Cmd::Intervals(args) => cmd_intervals(args),
+        Cmd::Eventlake(args) => cmd_eventlake(args),
+        Cmd::ParquetWrite(args) => cmd_parquet_write(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -155,6 +189,63 @@ fn main() -> ExitCode {
             eprintln!("efmesh-bench: error: {err:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `eventlake`: write the example's fixture and say what a reader must find in it.
+fn cmd_eventlake(args: EventlakeArgs) -> Result<()> {
+    let landing = args.dir.join("landing");
+    let s = eventlake::write(&landing).map_err(anyhow::Error::msg)?;
+    println!(
+        "wrote {} files ({} deliveries of {} events) to {}",
+        s.files,
+        s.raw_rows,
+        s.events,
+        landing.display()
+    );
+    println!(
+        "core.events must hold {} rows; {} event(s) arrive again beyond the {}-day horizon (residual duplicates); `efmesh compact` drops {} same-day duplicates",
+        s.canonical_rows,
+        s.residual_duplicate_events,
+        eventlake::HORIZON_DAYS,
+        s.same_day_duplicates
+    );
+    Ok(())
+}
+
+/// `parquet-write`: time both parquet writers in a temp dir, print the table.
+fn cmd_parquet_write(args: ParquetWriteArgs) -> Result<()> {
+    let work = tempfile::Builder::new()
+        .prefix("efmesh-bench-parquet-")
+        .tempdir()
+        .context("creating temp work dir")?;
+    let load_before = load_average();
+    let report = parquet_write::run(args.rows, args.small_files, args.runs as usize, work.path())?;
+    let load_after = load_average();
+    let command_line = std::env::args().collect::<Vec<_>>().join(" ");
+    println!("`{command_line}`\n");
+    println!(
+        "{}; threads = {}; {} CPU(s) visible. Median of {} run(s) per method and case, \
+         methods alternating first; files in {}. Source tables generated in {:.2} s (untimed).\n",
+        report.duckdb_version,
+        report.duckdb_threads,
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        report.runs,
+        work.path().display(),
+        report.generate.as_secs_f64()
+    );
+    if let (Some(before), Some(after)) = (&load_before, &load_after) {
+        println!("Load average (1/5/15 min) before: {before}; after: {after}.\n");
+    }
+    print!("{}", parquet_write::markdown(&report));
+    Ok(())
+}
+
+/// A positive count.
+fn parse_positive(s: &str) -> Result<usize, String> {
+    match s.replace('_', "").parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("expected a positive integer, got {s:?}")),
     }
 }
 
@@ -777,6 +868,40 @@ mod tests {
             &["efmesh-bench", "intervals", "--hours", "25"][..],
             &["efmesh-bench", "intervals", "--hours", "0"],
             &["efmesh-bench", "intervals", "--timeout-secs", "0"],
+        ] {
+            assert!(Cli::try_parse_from(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn parquet_write_args() {
+        let cli = Cli::try_parse_from(["efmesh-bench", "parquet-write"]).unwrap();
+        let Cmd::ParquetWrite(args) = cli.command else {
+            panic!("expected parquet-write")
+        };
+        assert_eq!(
+            (args.rows, args.runs, args.small_files),
+            (5_000_000, 5, 1_000)
+        );
+        let cli = Cli::try_parse_from([
+            "efmesh-bench",
+            "parquet-write",
+            "--rows",
+            "1000",
+            "--runs",
+            "3",
+            "--small-files",
+            "10",
+        ])
+        .unwrap();
+        let Cmd::ParquetWrite(args) = cli.command else {
+            panic!("expected parquet-write")
+        };
+        assert_eq!((args.rows, args.runs, args.small_files), (1000, 3, 10));
+        for bad in [
+            &["efmesh-bench", "parquet-write", "--rows", "0"][..],
+            &["efmesh-bench", "parquet-write", "--runs", "0"],
+            &["efmesh-bench", "parquet-write", "--small-files", "0"],
         ] {
             assert!(Cli::try_parse_from(bad).is_err(), "{bad:?}");
         }
