@@ -649,12 +649,14 @@ impl StateStore for SqliteState {
         for (s, e) in rows.map_err(|e| self.err(e))? {
             match (parse_edge(&s), parse_edge(&e)) {
                 (Some(s), Some(e)) => out.push(Range::new(s, e)),
-                _ => return Err(StateError::Corrupt {
-                    location: self.location.clone(),
-                    message: format!(
+                _ => {
+                    return Err(StateError::Corrupt {
+                        location: self.location.clone(),
+                        message: format!(
                         "failed interval `{s}`/`{e}` of {physical_fingerprint} is not a timestamp"
                     ),
-                }),
+                    })
+                }
             }
         }
         Ok(out)
