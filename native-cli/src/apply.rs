@@ -1102,6 +1102,23 @@ pub fn apply_plan(
         audits_run += run_whole(engine, &whole, &target, &plan.env, &mut audit_warnings)?;
     }
 
+    // a published version that did not change still carries an effective passport, which
+    // moves when its ancestors do: republish those manifests
+    if !built.is_empty() || !batches.is_empty() {
+        for a in plan
+            .actions
+            .iter()
+            .filter(|a| !a.build && a.batches.is_empty() && a.category != Category::Removed)
+        {
+            let Some(i) = project.index_of(&a.model) else {
+                continue;
+            };
+            if is_parquet(project, i) && lake.dir(i)?.manifest()?.is_some() {
+                lake.refresh_manifest(engine, state, i)?;
+            }
+        }
+    }
+
     // swap the environment's views in one transaction
     let mut statements = vec![];
     let mut schemas = BTreeSet::new();

@@ -330,6 +330,11 @@ fn the_hospital_example_publishes_a_parquet_mart_and_seed_with_manifests_and_pas
         .any(|f| f["interval"]["start"] == "2026-02-01T00:00:00Z"));
     check_files(p.path(), &folder, &moves);
     assert_valid_manifest(&moves);
+    // the mart was not rebuilt (FULL models rebuild on definition changes), but its manifest's
+    // effective passport follows the moves it reads
+    let (_, mart) = version(p.path(), "mart.daily_admissions");
+    assert_eq!(mart["effective"]["completeThrough"], "2026-02-02T00:00:00Z");
+    assert_valid_manifest(&mart);
 }
 
 #[test]
