@@ -299,6 +299,31 @@ fn cmd_check(args: CheckArgs) -> Result<()> {
 
 /// `compare`: for every size, fresh projects per tool, time the three
 /// operations for each tool plus the floor, then print tables (or JSON).
+/// The benchmark's work directory: `--work-dir` (which must not exist yet), or a temp dir
+/// removed when the returned guard drops.
+fn work_dir(
+    given: Option<&std::path::Path>,
+    prefix: &str,
+) -> Result<(Option<tempfile::TempDir>, PathBuf)> {
+    match given {
+        Some(dir) => {
+            if dir.exists() {
+                bail!("--work-dir {} already exists", dir.display());
+            }
+            std::fs::create_dir_all(dir)?;
+            Ok((None, dir.to_path_buf()))
+        }
+        None => {
+            let tmp = tempfile::Builder::new()
+                .prefix(prefix)
+                .tempdir()
+                .context("creating temp work dir")?;
+            let path = tmp.path().to_path_buf();
+            Ok((Some(tmp), path))
+        }
+    }
+}
+
 fn cmd_compare(args: CompareArgs) -> Result<()> {
     use compare::{Options, SizeResult, ToolResult, Workload};
 
@@ -313,23 +338,7 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
         timeout: std::time::Duration::from_secs(args.timeout_secs),
         floor_runs: runs,
     };
-    let (_tmp, work) = match &args.work_dir {
-        Some(dir) => {
-            if dir.exists() {
-                bail!("--work-dir {} already exists", dir.display());
-            }
-            std::fs::create_dir_all(dir)?;
-            (None, dir.clone())
-        }
-        None => {
-            let tmp = tempfile::Builder::new()
-                .prefix("efmesh-bench-compare-")
-                .tempdir()
-                .context("creating temp work dir")?;
-            let path = tmp.path().to_path_buf();
-            (Some(tmp), path)
-        }
-    };
+    let (_tmp, work) = work_dir(args.work_dir.as_deref(), "efmesh-bench-compare-")?;
 
     let load_before = load_average();
     let ef = Workload::efmesh(efmesh.clone(), runs);
@@ -431,23 +440,7 @@ fn cmd_intervals(args: IntervalsArgs) -> Result<()> {
     };
     let timeout = std::time::Duration::from_secs(args.timeout_secs);
     let hours = args.hours;
-    let (_tmp, work) = match &args.work_dir {
-        Some(dir) => {
-            if dir.exists() {
-                bail!("--work-dir {} already exists", dir.display());
-            }
-            std::fs::create_dir_all(dir)?;
-            (None, dir.clone())
-        }
-        None => {
-            let tmp = tempfile::Builder::new()
-                .prefix("efmesh-bench-intervals-")
-                .tempdir()
-                .context("creating temp work dir")?;
-            let path = tmp.path().to_path_buf();
-            (Some(tmp), path)
-        }
-    };
+    let (_tmp, work) = work_dir(args.work_dir.as_deref(), "efmesh-bench-intervals-")?;
     let load_before = load_average();
     // efmesh reads "now" from the environment; the child inherits it. Set
     // before any thread is spawned.

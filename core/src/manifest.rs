@@ -112,6 +112,28 @@ pub struct Freshness {
     pub failed_intervals: Vec<ManifestInterval>,
 }
 
+impl Freshness {
+    /// What `ledger` says about a version's own history, whose intervals are `unit` wide and
+    /// start at `start`; `failed` are the intervals whose last attempt failed. Manifests and
+    /// `efmesh passport` both read freshness this way.
+    pub fn of(
+        ledger: &crate::interval::Ledger,
+        start: Option<chrono::NaiveDateTime>,
+        unit: crate::interval::IntervalUnit,
+        failed: &[crate::interval::Range],
+    ) -> Freshness {
+        Freshness {
+            contiguous_through: start
+                .and_then(|s| ledger.contiguous_through(s))
+                .map(crate::passport::iso),
+            latest_interval: ledger
+                .latest()
+                .map(|end| crate::interval::Range::new(end - unit.step(), end).into()),
+            failed_intervals: failed.iter().map(|r| (*r).into()).collect(),
+        }
+    }
+}
+
 impl Manifest {
     /// Parse a manifest, refusing a newer format this reader does not understand.
     pub fn parse(json: &str) -> Result<Manifest, ManifestError> {

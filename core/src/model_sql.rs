@@ -26,7 +26,8 @@ pub enum RelationTarget {
     Fixtures(std::collections::HashMap<String, String>),
 }
 
-fn quote_literal(s: &str) -> String {
+/// A SQL string literal: the one place quotes in paths and values are escaped.
+pub fn quote_literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 

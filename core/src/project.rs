@@ -115,17 +115,12 @@ impl Project {
                 "SELECT * EXCLUDE ({cols}) FROM ({}) AS efmesh_redacted",
                 q.canonical
             );
-            let d = dialect.parser();
-            let tokens = sqlparser::tokenizer::Tokenizer::new(d.as_ref(), &text)
-                .tokenize_with_location()
-                .map_err(|e| format!("`{}`: cannot redact: {e}", m.name))?;
+            let tokens = crate::sql::tokenize(&m.file, &text, dialect)
+                .map_err(|d| format!("`{}`: cannot redact: {}", m.name, d.problem))?;
             let (wrapped, _) = crate::sql::prepare_query(&tokens, &m.file, dialect, false)
                 .map_err(|e| {
-                    format!(
-                        "`{}`: cannot redact: {:?}",
-                        m.name,
-                        e.first().map(|d| d.problem.to_string())
-                    )
+                    let why: Vec<String> = e.iter().map(|d| d.problem.to_string()).collect();
+                    format!("`{}`: cannot redact: {}", m.name, why.join("; "))
                 })?;
             m.query = Some(wrapped);
             if let Some(declared) = &mut m.columns {

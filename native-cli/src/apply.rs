@@ -12,6 +12,7 @@ use crate::state::{JournalEntry, StateStore};
 use crate::Error;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use efmesh_core::audit::query::AuditQuery;
+use efmesh_core::interval::Range;
 use efmesh_core::model::{Kind, Model};
 use efmesh_core::model_sql::{render_model, RelationTarget};
 use efmesh_core::naming::{self, PHYSICAL_SCHEMA};
@@ -35,7 +36,7 @@ pub struct BatchDone {
 }
 
 /// A SQL timestamp literal for an interval edge.
-fn edge_literal(t: NaiveDateTime) -> String {
+pub(crate) fn edge_literal(t: NaiveDateTime) -> String {
     format!("CAST('{}' AS TIMESTAMP)", t.format("%Y-%m-%d %H:%M:%S"))
 }
 
@@ -202,7 +203,7 @@ fn run_whole(
 struct BatchesRun {
     done: Vec<BatchDone>,
     /// Intervals written but not yet marked done: they wait for the whole-table audits.
-    deferred: Vec<efmesh_core::interval::Range>,
+    deferred: Vec<Range>,
     audits_run: u64,
 }
 
@@ -280,14 +281,13 @@ fn run_batches(
             _ => (statements, vec![]),
         };
         let over = format!("batch {b}");
-        let bind_time = |n: &str| efmesh_core::time::bind_macro(n, b.start, b.end);
         let target = audits::Target {
             model: &a.model,
             relation: &audited,
             over: &over,
             dialect: project.config.dialect(),
             resolve: &resolve,
-            bind_time: &bind_time,
+            interval: *b,
         };
         let batch = format!("{}/{}", k + 1, a.batches.len());
         tracing::info!(model = a.model.as_str(), batch = batch.as_str(), interval = %b, "backfilling");
@@ -941,14 +941,13 @@ pub fn apply_plan(
         let resolve = physical_resolver(project, &names);
         let whole_start = project.history_start(i).unwrap_or_default();
         let whole_end = complete_until(m, now);
-        let bind_whole = |n: &str| efmesh_core::time::bind_macro(n, whole_start, whole_end);
         let whole_target = audits::Target {
             model: &a.model,
             relation: physical,
             over: "whole",
             dialect: project.config.dialect(),
             resolve: &resolve,
-            bind_time: &bind_whole,
+            interval: Range::new(whole_start, whole_end),
         };
         let fail = |failures| Error::AuditFailed {
             env: plan.env.clone(),
@@ -1090,14 +1089,13 @@ pub fn apply_plan(
             project.history_start(i).unwrap_or_default(),
             complete_until(m, now),
         );
-        let bind = |n: &str| efmesh_core::time::bind_macro(n, start, end);
         let target = audits::Target {
             model: &a.model,
             relation: physical,
             over: "whole",
             dialect: project.config.dialect(),
             resolve: &resolve,
-            bind_time: &bind,
+            interval: Range::new(start, end),
         };
         audits_run += run_whole(engine, &whole, &target, &plan.env, &mut audit_warnings)?;
     }

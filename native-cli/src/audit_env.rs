@@ -128,14 +128,13 @@ pub fn audit_env(
         };
         let start = project.history_start(i).unwrap_or_default();
         let end = efmesh_core::interval::unit_of(m).floor(now);
-        let bind_time = |n: &str| efmesh_core::time::bind_macro(n, start, end);
         let target = audits::Target {
             model: &m.name,
             relation: &relation,
             over: "whole",
             dialect: project.config.dialect(),
             resolve: &resolve_ref,
-            bind_time: &bind_time,
+            interval: efmesh_core::interval::Range::new(start, end),
         };
         for call in &m.audits {
             let Some(q) = resolve(call, &|n| project.audits.get(n)) else {

@@ -120,19 +120,17 @@ pub struct Target<'a> {
     pub dialect: Dialect,
     /// Other models a named audit references.
     pub resolve: &'a dyn Fn(&str) -> Option<Relation>,
-    /// The time macros of a named audit.
-    pub bind_time: &'a dyn Fn(&str) -> Option<String>,
+    /// `[start, end)` that a named audit's time macros (`@start_ds`, ...) bind to: the batch,
+    /// or the model's whole history.
+    pub interval: efmesh_core::interval::Range,
 }
 
 /// Run one audit over `target` and report what it found.
 pub fn run(engine: &mut dyn Engine, q: &AuditQuery, target: &Target) -> Result<AuditResult, Error> {
+    let (start, end) = (target.interval.start, target.interval.end);
+    let bind_time = |n: &str| efmesh_core::time::bind_macro(n, start, end);
     let (sql, shape) = q
-        .sql(
-            target.relation,
-            target.dialect,
-            target.resolve,
-            target.bind_time,
-        )
+        .sql(target.relation, target.dialect, target.resolve, &bind_time)
         .map_err(Error::Render)?;
     let context = format!("auditing {} with {}", target.model, q.call.name);
     let violations = engine

@@ -26,10 +26,12 @@
 
 use crate::engine::duckdb::DuckDbEngine;
 use crate::engine::Engine;
+use crate::lake::{TMP_PREFIX, TMP_SUFFIX};
 use crate::{Efmesh, Error};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use efmesh_core::model::maintenance::{self, LeftAlone, Maintenance};
 use efmesh_core::model::{ExternalSource, Kind, Model};
+use efmesh_core::model_sql::quote_literal as sql_literal;
 use efmesh_core::project::Project;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -305,11 +307,6 @@ struct ModelRun<'a> {
     engine: &'a mut DuckDbEngine,
 }
 
-/// The prefix of compaction's temporary files; with [`TMP_SUFFIX`], a name no `*.parquet`
-/// glob matches.
-const TMP_PREFIX: &str = ".data-";
-/// The suffix of compaction's temporary files.
-const TMP_SUFFIX: &str = ".parquet.tmp";
 /// Temporary files of an earlier, killed run older than this are removed when their partition
 /// is compacted.
 const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(3600);
@@ -554,14 +551,7 @@ impl ModelRun<'_> {
             return Ok(r);
         }
         remove_stale_tmps(dir);
-        let tmp = dir.join(format!(
-            "{TMP_PREFIX}{}-{}{TMP_SUFFIX}",
-            std::process::id(),
-            SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0)
-        ));
+        let tmp = crate::lake::temp_path(dir);
         let written = self.merge(&source, &key, &tmp);
         let merged_rows = match written {
             Ok(r) => r,
@@ -594,7 +584,7 @@ impl ModelRun<'_> {
                 }
             }
         }
-        sync_dir(dir)?;
+        crate::lake::sync_dir(dir)?;
         let mut r = self.report(dir, n, Action::Compacted, what("merged"));
         (r.files_after, r.rows_before, r.rows_after, r.file) =
             (1, Some(rows), Some(merged_rows), Some(name));
@@ -644,10 +634,6 @@ impl ModelRun<'_> {
     }
 }
 
-fn sql_literal(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
-
 /// `read_parquet` over exactly the listed files, columns matched by name, partition columns
 /// not added (they stay in the directory name).
 fn read_source(files: &[Listed]) -> String {
@@ -666,8 +652,7 @@ fn publish(tmp: &Path, mtime: SystemTime, listed: &[Listed]) -> Result<String, E
         move |e| Error::io(p, e)
     }
     let bytes = std::fs::read(tmp).map_err(io(tmp))?;
-    let hash = efmesh_core::fingerprint::content_hash(&bytes);
-    let name = format!("data-{}.parquet", &hash[..8]);
+    let name = crate::lake::content_name(&bytes);
     let dest = tmp.with_file_name(&name);
     if dest.exists() && !listed.iter().any(|f| f.path == dest) {
         // the same address must mean the same bytes; a different file is never overwritten
@@ -687,21 +672,8 @@ fn publish(tmp: &Path, mtime: SystemTime, listed: &[Listed]) -> Result<String, E
     f.sync_all().map_err(io(tmp))?;
     drop(f);
     std::fs::rename(tmp, &dest).map_err(io(&dest))?;
-    sync_dir(dest.parent().unwrap_or(Path::new(".")))?;
+    crate::lake::sync_dir(dest.parent().unwrap_or(Path::new(".")))?;
     Ok(name)
-}
-
-/// Make a directory's entries (a rename, deletions) durable.
-fn sync_dir(dir: &Path) -> Result<(), Error> {
-    #[cfg(unix)]
-    {
-        std::fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| Error::io(dir, e))?;
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
-    Ok(())
 }
 
 /// Remove temporary files a killed run left in `dir`, once they are an hour old.

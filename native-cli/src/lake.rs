@@ -16,14 +16,13 @@
 use crate::engine::Engine;
 use crate::Error;
 use chrono::NaiveDateTime;
-use efmesh_core::interval::{IntervalUnit, Range};
+use efmesh_core::interval::Range;
 use efmesh_core::manifest::{
-    Freshness, Manifest, ManifestColumn, ManifestFile, ManifestInterval, MANIFEST_FILE,
-    MANIFEST_VERSION,
+    Freshness, Manifest, ManifestColumn, ManifestFile, MANIFEST_FILE, MANIFEST_VERSION,
 };
+use efmesh_core::model_sql::quote_literal as sql_literal;
 use efmesh_core::passport::Effective;
 use efmesh_core::types::TypeFamily;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -65,11 +64,46 @@ impl VersionDir {
     }
 }
 
-fn sql_literal(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
+/// The prefix of temporary data files; with [`TMP_SUFFIX`], a name no `*.parquet` glob
+/// matches, so readers of a folder never pick up a half-written file.
+pub const TMP_PREFIX: &str = ".data-";
+/// The suffix of temporary data files.
+pub const TMP_SUFFIX: &str = ".parquet.tmp";
+
+/// A fresh temporary file name in `dir` (process id and clock, so concurrent writers differ).
+pub fn temp_path(dir: &Path) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    dir.join(format!(
+        "{TMP_PREFIX}{}-{nanos}{TMP_SUFFIX}",
+        std::process::id()
+    ))
 }
 
-/// A staged file: written, not yet renamed into place (audits look at it first).
+/// The content address of a data file: a name that always means the same bytes.
+pub fn content_name(bytes: &[u8]) -> String {
+    format!(
+        "data-{}.parquet",
+        &efmesh_core::fingerprint::content_hash(bytes)[..8]
+    )
+}
+
+/// Make a directory's entries (a rename, deletions) durable.
+pub fn sync_dir(dir: &Path) -> Result<(), Error> {
+    #[cfg(unix)]
+    {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(dir, e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// A staged file: written by the engine under a temporary name, not yet in place.
 pub struct Staged {
     /// The temporary file.
     pub tmp: PathBuf,
@@ -84,11 +118,7 @@ impl Staged {
         context: &str,
     ) -> Result<Staged, Error> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let tmp = dir.join(format!(
-            ".tmp-{}-{}.parquet",
-            std::process::id(),
-            rand_suffix()
-        ));
+        let tmp = temp_path(dir);
         engine.execute(
             context,
             &format!(
@@ -99,37 +129,22 @@ impl Staged {
         Ok(Staged { tmp })
     }
 
-    /// The relation that reads it, for audits.
-    pub fn relation(&self) -> String {
-        format!(
-            "(SELECT * FROM read_parquet({}))",
-            sql_literal(&self.tmp.display().to_string())
-        )
-    }
-
-    /// Rename it into place under its content address.
+    /// Rename it into place under its content address, durably.
     pub fn publish(self) -> Result<(String, u64), Error> {
-        let bytes = std::fs::read(&self.tmp).map_err(|e| Error::io(&self.tmp, e))?;
-        let hash = hex::encode(Sha256::digest(&bytes));
-        let name = format!("data-{}.parquet", &hash[..8]);
+        let io = |p: &Path| {
+            let p = p.to_path_buf();
+            move |e| Error::io(&p, e)
+        };
+        let bytes = std::fs::read(&self.tmp).map_err(io(&self.tmp))?;
+        let name = content_name(&bytes);
         let dest = self.tmp.with_file_name(&name);
-        std::fs::rename(&self.tmp, &dest).map_err(|e| Error::io(&dest, e))?;
+        std::fs::File::open(&self.tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(io(&self.tmp))?;
+        std::fs::rename(&self.tmp, &dest).map_err(io(&dest))?;
+        sync_dir(dest.parent().unwrap_or(Path::new(".")))?;
         Ok((name, bytes.len() as u64))
     }
-
-    /// Throw it away (a failed audit).
-    pub fn discard(self) {
-        let _ = std::fs::remove_file(&self.tmp);
-    }
-}
-
-fn rand_suffix() -> String {
-    use std::time::{SystemTime, UNIX_EPOCH};
-    let n = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("{:x}", n & 0xffff_ffff_ffff)
 }
 
 /// The published file set of a version, keyed by path, as the next manifest will list it.
@@ -155,22 +170,14 @@ impl FileSet {
     }
 
     /// Replace everything in `prefix` (a partition folder, or "" for the whole version) by
-    /// `new`, returning the paths it replaced.
-    pub fn replace(&mut self, prefix: &str, new: Vec<ManifestFile>) -> Vec<String> {
-        let old: Vec<String> = self
-            .files
-            .keys()
-            .filter(|p| prefix.is_empty() || p.starts_with(&format!("{prefix}/")))
-            .cloned()
-            .collect();
-        for p in &old {
-            self.files.remove(p);
-        }
-        let kept: Vec<String> = new.iter().map(|f| f.path.clone()).collect();
+    /// `new`. The replaced files stay on disk until [`sweep`] runs after the manifest.
+    pub fn replace(&mut self, prefix: &str, new: Vec<ManifestFile>) {
+        let within = format!("{prefix}/");
+        self.files
+            .retain(|p, _| !(prefix.is_empty() || p.starts_with(&within)));
         for f in new {
             self.files.insert(f.path.clone(), f);
         }
-        old.into_iter().filter(|p| !kept.contains(p)).collect()
     }
 
     /// The SQL that reads every file (absolute paths), or `None` for an empty set.
@@ -209,7 +216,7 @@ pub fn sweep(dir: &VersionDir, prefix: &str, keep: &FileSet) -> Result<(), Error
         } else {
             format!("{prefix}/{name}")
         };
-        let is_data = name.ends_with(".parquet") || name.ends_with(".parquet.tmp");
+        let is_data = name.ends_with(".parquet") || name.ends_with(TMP_SUFFIX);
         if e.path().is_file() && is_data && !keep.files.contains_key(&rel) {
             std::fs::remove_file(e.path()).map_err(|err| Error::io(&e.path(), err))?;
         }
@@ -260,14 +267,8 @@ pub struct ManifestFacts<'a> {
 /// Assemble a version's manifest.
 pub fn manifest(files: &FileSet, f: ManifestFacts) -> Manifest {
     let ledger = efmesh_core::interval::Ledger::from_ranges(f.done.iter().copied());
-    let contiguous = f
-        .history_start
-        .and_then(|s| ledger.contiguous_through(s))
-        .map(efmesh_core::passport::iso);
-    let latest = ledger.ranges().last().map(|r| {
-        let unit: IntervalUnit = efmesh_core::interval::unit_of(f.model);
-        ManifestInterval::from(Range::new(r.end - unit.step(), r.end))
-    });
+    let unit = efmesh_core::interval::unit_of(f.model);
+    let freshness = Freshness::of(&ledger, f.history_start, unit, &f.failed);
     Manifest {
         manifest_version: MANIFEST_VERSION,
         model: f.model.name.clone(),
@@ -286,11 +287,7 @@ pub fn manifest(files: &FileSet, f: ManifestFacts) -> Manifest {
         intervals: ledger.ranges().iter().map(|r| (*r).into()).collect(),
         answerable: f.model.answerable,
         caveats: f.model.caveats.clone(),
-        freshness: Freshness {
-            contiguous_through: contiguous,
-            latest_interval: latest,
-            failed_intervals: f.failed.into_iter().map(Into::into).collect(),
-        },
+        freshness,
         effective: f.effective,
         redacted: f.redacted,
         generated_at: f.now.format("%Y-%m-%dT%H:%M:%SZ").to_string(),

@@ -6,6 +6,7 @@
 //! view over the explicit file list, so environments, children and `efmesh audit` read the
 //! lake through the same names as any other model.
 
+use crate::apply::edge_literal;
 use crate::engine::Engine;
 use crate::lake::{self, FileSet, Staged, VersionDir};
 use crate::state::StateStore;
@@ -108,9 +109,15 @@ impl LakeContext<'_> {
         let m = &self.project.models[i];
         let pfp = self.pfps.get(&m.name).cloned().unwrap_or_default();
         let columns = engine.describe(&format!("SELECT * FROM {}", self.names[&m.name]))?;
-        // every time-range version this plan pins, for the passport's coverage
+        // the versions this plan pins for the model and its ancestors: the passport's coverage
         let project = self.project;
-        let wanted: Vec<String> = self.pfps.values().cloned().collect();
+        let wanted: Vec<String> = project
+            .dag
+            .ancestors(i)
+            .into_iter()
+            .chain([i])
+            .filter_map(|j| self.pfps.get(&project.models[j].name).cloned())
+            .collect();
         let ledgers = state.ledgers(&wanted)?;
         let mut own = ledgers.get(&pfp).cloned().unwrap_or_default();
         for r in pending {
@@ -240,9 +247,9 @@ impl LakeContext<'_> {
             let end = (start + unit.step()).min(batch.end);
             let r = Range::new(start, end);
             let filter = format!(
-                "{tc} >= CAST('{}' AS TIMESTAMP) AND {tc} < CAST('{}' AS TIMESTAMP)",
-                start.format("%Y-%m-%d %H:%M:%S"),
-                end.format("%Y-%m-%d %H:%M:%S")
+                "{tc} >= {} AND {tc} < {}",
+                edge_literal(start),
+                edge_literal(end)
             );
             let part = VersionDir::partition(start);
             let rows = count(

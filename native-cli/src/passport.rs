@@ -6,7 +6,7 @@
 
 use crate::state::StateStore;
 use crate::Error;
-use efmesh_core::manifest::{Freshness, ManifestInterval};
+use efmesh_core::manifest::Freshness;
 use efmesh_core::model::Kind;
 use efmesh_core::passport::{Answerable, Effective};
 use efmesh_core::project::Project;
@@ -76,22 +76,14 @@ pub fn passports(
         };
         let freshness = match &m.kind {
             Kind::IncrementalByTimeRange { .. } => {
-                let unit = efmesh_core::interval::unit_of(m);
                 let ledger = ledger_of(i).cloned().unwrap_or_default();
-                Some(Freshness {
-                    contiguous_through: coverage(i).map(efmesh_core::passport::iso),
-                    latest_interval: ledger.latest().map(|end| {
-                        ManifestInterval::from(efmesh_core::interval::Range::new(
-                            end - unit.step(),
-                            end,
-                        ))
-                    }),
-                    failed_intervals: state
-                        .failed_intervals(&pointer.physical_fingerprint)?
-                        .into_iter()
-                        .map(Into::into)
-                        .collect(),
-                })
+                let failed = state.failed_intervals(&pointer.physical_fingerprint)?;
+                Some(Freshness::of(
+                    &ledger,
+                    project.history_start(i),
+                    efmesh_core::interval::unit_of(m),
+                    &failed,
+                ))
             }
             _ => None,
         };

@@ -5,7 +5,6 @@ mod common;
 use common::*;
 use efmesh::engine::duckdb::DuckDbEngine;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 const CONFIG: &str = "[project]\nname = \"t\"\nstart = \"2026-01-01\"\n\n[lake]\npath = \"lake\"\n";
@@ -60,7 +59,7 @@ fn check_files(dir: &Path, folder: &Path, manifest: &Value) -> u64 {
         let bytes = std::fs::read(&path)
             .unwrap_or_else(|e| panic!("the manifest names a missing file {path:?}: {e}"));
         assert_eq!(bytes.len() as u64, f["bytes"].as_u64().unwrap());
-        let hash = hex::encode(Sha256::digest(&bytes));
+        let hash = efmesh_core::fingerprint::content_hash(&bytes);
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         assert_eq!(
             name,
@@ -337,6 +336,18 @@ fn the_hospital_example_publishes_a_parquet_mart_and_seed_with_manifests_and_pas
     assert_valid_manifest(&mart);
 }
 
+/// `efmesh render <model> --json`'s SQL.
+fn rendered_sql(dir: &Path, model: &str) -> String {
+    let out = efmesh(dir)
+        .args(["render", model, "--json"])
+        .assert()
+        .success();
+    json(&out.get_output().stdout)["sql"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 #[test]
 fn external_file_sources_fingerprint_their_definition_never_their_content() {
     let p = project(&[
@@ -350,14 +361,7 @@ fn external_file_sources_fingerprint_their_definition_never_their_content() {
         ),
         ("data/a.csv", "id,ward\n1,A\n2,B\n"),
     ]);
-    let rendered = efmesh(p.path())
-        .args(["render", "mart.visits", "--json"])
-        .assert()
-        .success();
-    let sql = json(&rendered.get_output().stdout)["sql"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sql = rendered_sql(p.path(), "mart.visits");
     assert!(sql.contains("read_csv('data/*.csv')"), "{sql}");
     assert!(
         !sql.contains("union_by_name") && !sql.contains("hive_partitioning"),
@@ -390,14 +394,7 @@ fn external_file_sources_fingerprint_their_definition_never_their_content() {
         "MODEL (name raw.visits, kind EXTERNAL (path 'data/*.csv', format csv, union_by_name true, hive_partitioning true), columns (id BIGINT, ward VARCHAR));\n",
     )
     .unwrap();
-    let rendered = efmesh(p.path())
-        .args(["render", "mart.visits", "--json"])
-        .assert()
-        .success();
-    let sql = json(&rendered.get_output().stdout)["sql"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sql = rendered_sql(p.path(), "mart.visits");
     assert!(
         sql.contains("read_csv('data/*.csv', union_by_name = true, hive_partitioning = true)"),
         "{sql}"

@@ -13,7 +13,7 @@ use crate::model::block::{self, Item};
 use crate::model::values::{key_value, span_of, Value};
 use crate::model::AuditCall;
 use crate::sql::{self, Dialect, ModelQuery};
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::Token;
 
 /// Built-in audits and the arguments each requires.
 pub const BUILTIN_AUDITS: &[(&str, &[&str])] = &[
@@ -80,23 +80,9 @@ pub fn parse_audit_file(
 ) -> (Vec<AuditDef>, Vec<Diagnostic>) {
     let mut diags = vec![];
     let mut out = vec![];
-    let d = dialect.parser();
-    let tokens = match Tokenizer::new(d.as_ref(), text).tokenize_with_location() {
+    let tokens = match sql::tokenize(file, text, dialect) {
         Ok(t) => t,
-        Err(e) => {
-            let loc = Location::new(
-                file,
-                (e.location.line, e.location.column),
-                (e.location.line, e.location.column + 1),
-            );
-            return (
-                vec![],
-                vec![Diagnostic::at(
-                    Problem::SqlTokenize { message: e.message },
-                    loc,
-                )],
-            );
-        }
+        Err(d) => return (vec![], vec![d]),
     };
     let mut pos = 0;
     while sql::has_content(&tokens[pos..]) {

@@ -18,7 +18,6 @@ use crate::sql::{self, Dialect, ModelQuery};
 use crate::types::TypeFamily;
 use block::{Item, TermKind};
 use serde::Serialize;
-use sqlparser::tokenizer::Tokenizer;
 use values::{key_value, span_of, Value};
 
 /// A declared output column.
@@ -178,23 +177,9 @@ pub fn parse_model_file(
     dialect: Dialect,
 ) -> (Option<Model>, Vec<Diagnostic>) {
     let mut diags = vec![];
-    let d = dialect.parser();
-    let tokens = match Tokenizer::new(d.as_ref(), text).tokenize_with_location() {
+    let tokens = match sql::tokenize(file, text, dialect) {
         Ok(t) => t,
-        Err(e) => {
-            let loc = Location::new(
-                file,
-                (e.location.line, e.location.column),
-                (e.location.line, e.location.column + 1),
-            );
-            return (
-                None,
-                vec![Diagnostic::at(
-                    Problem::SqlTokenize { message: e.message },
-                    loc,
-                )],
-            );
-        }
+        Err(d) => return (None, vec![d]),
     };
     let block = match block::parse_block("MODEL", "MODEL", &tokens, file) {
         Ok(Some(b)) => b,

@@ -90,6 +90,28 @@ pub fn has_content(tokens: &[TokenWithSpan]) -> bool {
         .any(|t| !matches!(t.token, Token::Whitespace(_) | Token::SemiColon))
 }
 
+/// Tokenize a model or audit file, turning a tokenizer failure (an unterminated string, say)
+/// into a diagnostic at the position where it happened.
+pub fn tokenize(
+    file: &str,
+    text: &str,
+    dialect: Dialect,
+) -> Result<Vec<TokenWithSpan>, Diagnostic> {
+    let d = dialect.parser();
+    sqlparser::tokenizer::Tokenizer::new(d.as_ref(), text)
+        .tokenize_with_location()
+        .map_err(|e| {
+            Diagnostic::at(
+                Problem::SqlTokenize { message: e.message },
+                Location::new(
+                    file,
+                    (e.location.line, e.location.column),
+                    (e.location.line, e.location.column + 1),
+                ),
+            )
+        })
+}
+
 /// Turn the tokens after a MODEL/AUDIT block into a [`ModelQuery`].
 ///
 /// `audit` enables `@this_model`. Returns warnings alongside the query (a fallback parse), or
