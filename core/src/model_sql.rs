@@ -26,10 +26,7 @@ pub enum RelationTarget {
     Fixtures(std::collections::HashMap<String, String>),
 }
 
-/// A SQL string literal: the one place quotes in paths and values are escaped.
-pub fn quote_literal(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
+pub use crate::quote::literal as quote_literal;
 
 /// The table expression that reads an EXTERNAL model's source.
 pub fn external_relation(source: &ExternalSource) -> Relation {

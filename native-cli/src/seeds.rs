@@ -17,13 +17,7 @@ const SAMPLE: usize = 5;
 /// Longer values are shortened in reports.
 const VALUE_CHARS: usize = 60;
 
-fn literal(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
-
-fn ident(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
-}
+use efmesh_core::quote::{ident, literal};
 
 /// The relation that reads seed `i`'s file (`file`, project-relative) with every value as text.
 fn source(project: &Project, i: usize, file: &str) -> String {

@@ -106,6 +106,6 @@ pub trait Engine {
     fn statements_issued(&self) -> u64;
     /// Quote an identifier.
     fn quote(&self, ident: &str) -> String {
-        format!("\"{}\"", ident.replace('"', "\"\""))
+        efmesh_core::quote::ident(ident)
     }
 }

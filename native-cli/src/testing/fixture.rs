@@ -70,14 +70,7 @@ impl Literal {
     }
 }
 
-fn quote_str(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
-
-/// Quote an identifier for DuckDB.
-pub(crate) fn ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
+use efmesh_core::quote::{ident, literal as quote_str};
 
 /// A relation of typed rows: `columns` are (name, type when known), `rows` hold one literal per
 /// column. With no rows it is a typed empty relation, so a model still sees every column.
