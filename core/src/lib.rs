@@ -17,6 +17,8 @@ pub mod location;
 pub mod manifest;
 pub mod naming;
 pub mod passport;
+pub mod quote;
+pub mod reader;
 pub mod types;
 
 #[cfg(feature = "analysis")]

@@ -46,8 +46,11 @@ pub struct Manifest {
     pub caveats: Vec<String>,
     /// What the ledger says about this version's own history.
     pub freshness: Freshness,
-    /// The passport narrowed by every ancestor.
-    pub effective: Effective,
+    /// The passport narrowed by every ancestor. Every efmesh writes it; a reader still accepts
+    /// a manifest without it (from a producer that knows only the declared half) and then
+    /// falls back to the declared passport.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective: Option<Effective>,
     /// Columns this version was built without (a redacted environment's physics).
     pub redacted: Vec<String>,
     /// When the manifest was written (ISO 8601, UTC).
@@ -65,6 +68,8 @@ pub struct ManifestFile {
     /// Rows in the file.
     pub rows: u64,
     /// The interval the file belongs to; `None` for kinds without intervals.
+    // present even when null: the schema requires it
+    #[serde(deserialize_with = "Option::deserialize")]
     pub interval: Option<ManifestInterval>,
 }
 
@@ -105,8 +110,12 @@ impl From<crate::interval::Range> for ManifestInterval {
 pub struct Freshness {
     /// Complete without a gap from the model's start up to this instant (exclusive); `None`
     /// when the first interval is not done (or the kind has no intervals).
+    // present even when null: the schema requires it
+    #[serde(deserialize_with = "Option::deserialize")]
     pub contiguous_through: Option<String>,
     /// The newest done interval, which may lie beyond a gap.
+    // present even when null: the schema requires it
+    #[serde(deserialize_with = "Option::deserialize")]
     pub latest_interval: Option<ManifestInterval>,
     /// Intervals whose last attempt failed.
     pub failed_intervals: Vec<ManifestInterval>,
@@ -139,18 +148,129 @@ impl Manifest {
     pub fn parse(json: &str) -> Result<Manifest, ManifestError> {
         let probe: serde_json::Value =
             serde_json::from_str(json).map_err(|e| ManifestError::Malformed(e.to_string()))?;
-        let version = probe
+        Manifest::from_value(probe)
+    }
+
+    /// [`Manifest::parse`] for a manifest that is already a JSON value (a JavaScript object
+    /// handed to the WebAssembly reader).
+    pub fn from_value(value: serde_json::Value) -> Result<Manifest, ManifestError> {
+        let version = value
             .get("manifestVersion")
             .and_then(|v| v.as_u64())
-            .ok_or_else(|| ManifestError::Malformed("missing `manifestVersion`".into()))?;
+            .ok_or_else(|| {
+                ManifestError::Malformed("missing `manifestVersion` (a whole number)".into())
+            })?;
         if version > MANIFEST_VERSION as u64 {
             return Err(ManifestError::Newer {
                 found: version,
                 supported: MANIFEST_VERSION,
             });
         }
-        serde_json::from_value(probe).map_err(|e| ManifestError::Malformed(e.to_string()))
+        let m: Manifest =
+            serde_json::from_value(value).map_err(|e| ManifestError::Malformed(e.to_string()))?;
+        m.validate()?;
+        Ok(m)
     }
+
+    /// The rules serde's types cannot express, mirroring the JSON Schema's patterns and enums,
+    /// so a reader refuses what the schema refuses instead of trusting a bad file list or
+    /// misreading an instant.
+    fn validate(&self) -> Result<(), ManifestError> {
+        let bad =
+            |field: &str, why: String| Err(ManifestError::Malformed(format!("`{field}`: {why}")));
+        if self.fingerprint.len() != 32
+            || !self
+                .fingerprint
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            return bad(
+                "fingerprint",
+                format!("`{}` is not 32 lower-case hex digits", self.fingerprint),
+            );
+        }
+        if self.model.split('.').count() != 2 || self.model.split('.').any(str::is_empty) {
+            return bad("model", format!("`{}` is not `schema.table`", self.model));
+        }
+        if !KINDS.contains(&self.kind.as_str()) {
+            return bad(
+                "kind",
+                format!("`{}` is not one of {}", self.kind, KINDS.join(", ")),
+            );
+        }
+        for (i, f) in self.files.iter().enumerate() {
+            let p = &f.path;
+            if p.is_empty()
+                || p.starts_with('/')
+                || p.contains('\\')
+                || p.contains("://")
+                || p.split('/').any(|seg| seg == "..")
+            {
+                return bad(
+                    &format!("files[{i}].path"),
+                    format!("`{p}` must be a relative path inside the manifest's folder"),
+                );
+            }
+            if let Some(iv) = &f.interval {
+                check_interval(&format!("files[{i}].interval"), iv)?;
+            }
+        }
+        for (i, iv) in self.intervals.iter().enumerate() {
+            check_interval(&format!("intervals[{i}]"), iv)?;
+        }
+        check_instant("generatedAt", &self.generated_at)?;
+        let fr = &self.freshness;
+        if let Some(t) = &fr.contiguous_through {
+            check_instant("freshness.contiguousThrough", t)?;
+        }
+        if let Some(iv) = &fr.latest_interval {
+            check_interval("freshness.latestInterval", iv)?;
+        }
+        for (i, iv) in fr.failed_intervals.iter().enumerate() {
+            check_interval(&format!("freshness.failedIntervals[{i}]"), iv)?;
+        }
+        if let Some(e) = &self.effective {
+            if let Some(t) = &e.complete_through {
+                check_instant("effective.completeThrough", t)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The kinds a MODEL block can declare, as manifests spell them.
+const KINDS: &[&str] = &[
+    "FULL",
+    "VIEW",
+    "EMBEDDED",
+    "INCREMENTAL_BY_TIME_RANGE",
+    "INCREMENTAL_BY_UNIQUE_KEY",
+    "SCD_TYPE_2",
+    "SCD_TYPE_2_BY_COLUMN",
+    "SEED",
+    "EXTERNAL",
+];
+
+/// Parse a manifest instant: ISO 8601 UTC to the second, `2026-01-31T00:00:00Z`, exactly.
+pub fn parse_instant(s: &str) -> Option<chrono::NaiveDateTime> {
+    if s.len() != 20 || !s.ends_with('Z') {
+        return None;
+    }
+    chrono::NaiveDateTime::parse_from_str(&s[..19], "%Y-%m-%dT%H:%M:%S").ok()
+}
+
+fn check_instant(field: &str, s: &str) -> Result<(), ManifestError> {
+    match parse_instant(s) {
+        Some(_) => Ok(()),
+        None => Err(ManifestError::Malformed(format!(
+            "`{field}`: `{s}` is not an ISO 8601 UTC instant like 2026-01-31T00:00:00Z"
+        ))),
+    }
+}
+
+fn check_interval(field: &str, iv: &ManifestInterval) -> Result<(), ManifestError> {
+    check_instant(&format!("{field}.start"), &iv.start)?;
+    check_instant(&format!("{field}.end"), &iv.end)
 }
 
 /// Why a manifest cannot be read.
@@ -180,7 +300,7 @@ mod tests {
         let m = Manifest {
             manifest_version: MANIFEST_VERSION,
             model: "m.daily".into(),
-            fingerprint: "ab".repeat(32),
+            fingerprint: "ab".repeat(16),
             kind: "FULL".into(),
             files: vec![],
             schema: vec![],
@@ -188,13 +308,13 @@ mod tests {
             answerable: Answerable::Full,
             caveats: vec![],
             freshness: Freshness::default(),
-            effective: Effective {
+            effective: Some(Effective {
                 answerable: Answerable::Full,
                 answerable_limited_by: None,
                 complete_through: None,
                 limited_by: None,
                 caveats: vec![],
-            },
+            }),
             redacted: vec![],
             generated_at: "2026-01-01T00:00:00Z".into(),
         };

@@ -54,13 +54,19 @@ pub struct Effective {
     /// The worst `answerable` over the model and its ancestors.
     pub answerable: Answerable,
     /// The model that declared that value; `None` when everything is `full`.
+    // present even when null: the schema requires it
+    #[serde(deserialize_with = "Option::deserialize")]
     pub answerable_limited_by: Option<String>,
     /// The data is complete before this instant (ISO 8601, exclusive): the earliest contiguous
     /// coverage over the time-range models among the model and its ancestors. `None` with
     /// `limited_by` set: that model has computed nothing yet. `None` with `limited_by` unset:
     /// nothing upstream has time semantics, so there is no coverage claim to make.
+    // present even when null: the schema requires it
+    #[serde(deserialize_with = "Option::deserialize")]
     pub complete_through: Option<String>,
     /// The time-range model whose coverage sets `complete_through`.
+    // present even when null: the schema requires it
+    #[serde(deserialize_with = "Option::deserialize")]
     pub limited_by: Option<String>,
     /// Every caveat of the model and its ancestors, with who declared it.
     pub caveats: Vec<Caveat>,

@@ -288,7 +288,7 @@ pub fn manifest(files: &FileSet, f: ManifestFacts) -> Manifest {
         answerable: f.model.answerable,
         caveats: f.model.caveats.clone(),
         freshness,
-        effective: f.effective,
+        effective: Some(f.effective),
         redacted: f.redacted,
         generated_at: f.now.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
     }
