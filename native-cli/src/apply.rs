@@ -341,6 +341,13 @@ fn run_batches(
                 }
                 Err(WriteError::Engine(err)) => {
                     state.mark_failed(pfp, *b)?;
+                    // readers of the lake learn of the failure too; a failure to say so must
+                    // not hide the batch's own error
+                    if parquet && cx.lake.dir(i)?.manifest()?.is_some() {
+                        if let Err(e) = cx.lake.refresh_manifest(engine, state, i) {
+                            tracing::warn!(model = a.model.as_str(), error = %e, "could not republish the manifest after a failed batch");
+                        }
+                    }
                     let message = match err {
                         EngineError::Statement { message, .. } => message,
                         other => other.to_string(),

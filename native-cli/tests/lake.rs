@@ -400,3 +400,33 @@ fn external_file_sources_fingerprint_their_definition_never_their_content() {
         "{sql}"
     );
 }
+
+#[test]
+fn a_failed_batch_is_published_in_the_manifest() {
+    // the engine raises for 2026-01-04: the apply fails there, after three published days
+    let p = lake_project(
+        " AND (CASE WHEN ts >= TIMESTAMP '2026-01-04' AND ts < TIMESTAMP '2026-01-05' THEN error('feed outage') ELSE true END)",
+    );
+    efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-08T00:00:00Z")
+        .args(["apply", "dev", "--yes"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("feed outage"));
+    let (folder, m) = version(p.path(), "m.daily");
+    assert_valid_manifest(&m);
+    assert_eq!(
+        m["freshness"]["failedIntervals"],
+        serde_json::json!([{"start": "2026-01-04T00:00:00Z", "end": "2026-01-07T00:00:00Z"}]),
+        "readers of the lake learn of the failed batch (3 days)"
+    );
+    // the first batch is published but, with whole-table audits still to run, never marked
+    // done: the manifest claims no coverage rather than coverage nobody audited
+    assert_eq!(m["freshness"]["contiguousThrough"], Value::Null);
+    assert_eq!(m["intervals"], serde_json::json!([]));
+    assert_eq!(
+        check_files(p.path(), &folder, &m),
+        72,
+        "the first batch's rows, nothing of the failed one"
+    );
+}
