@@ -46,6 +46,14 @@ struct BatchContext<'a> {
     names: &'a HashMap<String, String>,
     retries: u32,
     lake: &'a LakeContext<'a>,
+    fence: Option<&'a crate::env_lock::Fence>,
+}
+
+impl BatchContext<'_> {
+    /// Stop before a write when our environment lock is gone.
+    fn fenced(&self) -> Result<(), Error> {
+        self.fence.map_or(Ok(()), |f| f.check())
+    }
 }
 
 /// A model's audits, split by where they run.
@@ -293,6 +301,7 @@ fn run_batches(
         tracing::info!(model = a.model.as_str(), batch = batch.as_str(), interval = %b, "backfilling");
         let mut attempt = 0;
         let context = format!("computing {} for {b}", a.model);
+        cx.fenced()?;
         loop {
             match write_audited(
                 engine,
@@ -636,6 +645,9 @@ pub struct ApplyOptions {
     /// The lake folder (absolute) for models with `target parquet`; `[lake] path` resolved
     /// against the project root.
     pub lake: Option<std::path::PathBuf>,
+    /// The environment lock this apply runs under; checked before every write. `Efmesh::apply`
+    /// takes the lock itself when this is `None`.
+    pub fence: Option<crate::env_lock::Fence>,
 }
 
 /// The first retry waits this long, the next twice as long, and so on. `EFMESH_RETRY_BASE_MS`
@@ -914,6 +926,7 @@ pub fn apply_plan(
         names: &names,
         retries: opts.retries,
         lake: &lake,
+        fence: opts.fence.as_ref(),
     };
     let mut built = vec![];
     let mut batches = vec![];
@@ -943,6 +956,7 @@ pub fn apply_plan(
         let model_audits = ModelAudits::of(project, m);
         let with_intervals = efmesh_core::plan::has_intervals(&m.kind);
         if a.build || (with_intervals && !a.batches.is_empty()) {
+            cx.fenced()?;
             check_contract(project, i, &names, engine, now)?;
         }
         let resolve = physical_resolver(project, &names);
@@ -1167,6 +1181,7 @@ pub fn apply_plan(
         applied_by: opts.applied_by.clone().unwrap_or_else(os_user),
         applied_at: now,
     };
+    cx.fenced()?;
     state.promote(&plan.env, &plan.pointers_after(project), &journal)?;
     tracing::info!(
         env = plan.env.as_str(),

@@ -12,7 +12,9 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  ok
   1  error (bad project, engine or state failure)
-  2  awaiting a human (a plan with changes, applied without --yes in a non-TTY)";
+  2  awaiting a human (a plan with changes, applied without --yes in a non-TTY; a `run`
+     tick blocked by unapplied changes)
+  3  the environment's lock is held by another apply, run or restate (try again later)";
 
 /// SQL models, fingerprinted and planned as diffs, applied to DuckDB.
 #[derive(Debug, Parser)]
@@ -119,6 +121,32 @@ pub enum Command {
     Passport {
         /// The environment (`prod`, `dev`, ...).
         env: String,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One unattended tick: compute the intervals that became due (plus lookback) for the
+    /// models the environment serves, under its lock. Never applies model changes: with
+    /// unapplied changes it exits 2 and names them (`blockedBy`). Every tick is journaled.
+    Run {
+        /// The environment (`prod`, `dev`, ...).
+        env: String,
+        /// Retry a failed batch write this many times, with exponential backoff.
+        #[arg(long, default_value_t = 0)]
+        retries: u32,
+        /// Print one JSON object on stdout (also for a tick that exits 2 or 3).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Is the environment healthy? The last applied plan, lag per incremental model, failed
+    /// intervals, recent ticks and the lock.
+    Status {
+        /// The environment (`prod`, `dev`, ...).
+        env: String,
+        /// Exit 1 when unhealthy (failed intervals, or a last tick that ended in error); the
+        /// report is printed either way. Awaiting a human, a held lock and lag are healthy.
+        #[arg(long)]
+        check: bool,
         /// Print one JSON object on stdout.
         #[arg(long)]
         json: bool,
@@ -453,7 +481,77 @@ fn fail(err: Error, json: bool) -> ExitCode {
             eprintln!("  help: {h}");
         }
     }
-    ExitCode::from(1)
+    ExitCode::from(if matches!(err, Error::LockHeld { .. }) {
+        3
+    } else {
+        1
+    })
+}
+
+fn run_command(dir: &std::path::Path, env: &str, retries: u32, json: bool) -> ExitCode {
+    let started = chrono::Utc::now();
+    let (report, error) = match Efmesh::open(dir) {
+        Ok(ef) => ef.run(env, &crate::run::RunOptions { retries }),
+        Err(e) => {
+            let report = crate::run::journal_load_failure(dir, env, started, &e);
+            if !json {
+                // the full diagnostic, with file and line
+                return fail(e, false);
+            }
+            (report, Some(e))
+        }
+    };
+    use crate::state::Outcome;
+    let code = match report.outcome {
+        Outcome::Ok => 0,
+        Outcome::Error => 1,
+        Outcome::AwaitingHuman => 2,
+        Outcome::LockHeld => 3,
+    };
+    if json {
+        print_json(&report);
+    } else {
+        match report.outcome {
+            Outcome::Ok if report.processed.is_empty() => println!("`{env}`: nothing was due"),
+            Outcome::Ok => {
+                let n: usize = report.processed.iter().map(|p| p.batches.len()).sum();
+                println!(
+                    "`{env}`: computed {n} batch(es) of {} model(s)",
+                    report.processed.len()
+                );
+                for p in &report.processed {
+                    println!("  {} ({} batch(es))", p.model, p.batches.len());
+                }
+            }
+            Outcome::AwaitingHuman => {
+                eprintln!("`{env}` has unapplied changes; a tick never applies them:");
+                for b in report.blocked_by.iter().flatten() {
+                    eprintln!("  {} ({})", b.model, b.category);
+                }
+                eprintln!(
+                    "  help: review with `efmesh plan {env}` and apply with `efmesh apply {env}`"
+                );
+            }
+            Outcome::LockHeld => {
+                if let Some(l) = &report.lock {
+                    eprintln!(
+                        "`{env}` is locked by {} since {}; this tick did nothing",
+                        l.holder,
+                        l.acquired_at
+                            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                    );
+                }
+            }
+            Outcome::Error => {}
+        }
+    }
+    if let (Some(e), false) = (&error, json) {
+        eprintln!("error: {e}");
+        if let Some(h) = e.help() {
+            eprintln!("  help: {h}");
+        }
+    }
+    ExitCode::from(code)
 }
 
 fn init_logging(level: LogLevel) {
@@ -558,6 +656,21 @@ pub fn run(cli: Cli) -> ExitCode {
             retries,
             json,
         } => apply_command(&dir, &env, yes, &flags, json, retries),
+        Command::Run { env, retries, json } => run_command(&dir, &env, retries, json),
+        Command::Status { env, check, json } => {
+            match Efmesh::open(&dir).and_then(|p| p.status(&env)) {
+                Err(e) => fail(e, json),
+                Ok(r) => {
+                    let code = if check && !r.healthy { 1 } else { 0 };
+                    if json {
+                        print_json(&r);
+                    } else {
+                        print!("{r}");
+                    }
+                    ExitCode::from(code)
+                }
+            }
+        }
         Command::Passport { env, json } => {
             match Efmesh::open(&dir).and_then(|p| p.passport(&env)) {
                 Err(e) => fail(e, json),

@@ -139,6 +139,23 @@ pub enum Error {
         /// What went wrong (the engine names an unreadable file).
         message: String,
     },
+    /// Another live process holds the environment's lock (an apply, run or restate).
+    #[error("environment `{}` is locked by {} since {} (lease expires {})", lock.env, lock.holder, lock.acquired_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true), lock.expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))]
+    LockHeld {
+        /// Who holds it.
+        lock: crate::state::LockInfo,
+    },
+    /// Our lease on the environment's lock lapsed and someone else took it; we stopped before
+    /// writing behind the new owner.
+    #[error("lost the lock on environment `{env}` (lease {lease} of {holder}); stopped before writing anything more")]
+    LockLost {
+        /// The environment.
+        env: String,
+        /// Our holder id.
+        holder: String,
+        /// Our lease.
+        lease: i64,
+    },
     /// A non-interactive apply met a plan with changes and no `--yes`.
     #[error("the plan for `{env}` has changes; pass --yes to apply them without a prompt")]
     AwaitingConfirmation {
@@ -172,6 +189,8 @@ impl Error {
             Error::Plan(_) => "plan",
             Error::Unsupported(_) => "unsupported",
             Error::AwaitingConfirmation { .. } => "awaiting-confirmation",
+            Error::LockHeld { .. } => "lock-held",
+            Error::LockLost { .. } => "lock-lost",
             Error::NoMaintenance { .. } => "no-maintenance",
             Error::Compact { .. } => "compact",
             Error::SchemaMismatch { .. } => "schema-mismatch",
@@ -203,6 +222,8 @@ impl Error {
             }
             Error::Plan(_) => Some("upgrade efmesh".into()),
             Error::AwaitingConfirmation { .. } => Some("review it with `efmesh plan`, then rerun with --yes".into()),
+            Error::LockHeld { .. } => Some("wait for it to finish and run again; a holder that was killed loses the lock when its lease expires (`EFMESH_LOCK_TTL_SECONDS`, default 120)".into()),
+            Error::LockLost { .. } => Some("the process stalled longer than the lock's lease (`EFMESH_LOCK_TTL_SECONDS`); run again: finished intervals are kept".into()),
             Error::NoMaintenance { .. } => Some("only an EXTERNAL model reading parquet files can be compacted: add `maintenance (partition_key day, unique_key (id), order received_at)` to its MODEL block (README: `efmesh compact`)".into()),
             Error::Compact { .. } => Some("the partition's files were not deleted: fix or move away the file the message names, then run `efmesh compact` again".into()),
             Error::SchemaMismatch { .. } => Some("change the query or its `columns` so they agree; nothing was written for this model and the environment was not changed".into()),

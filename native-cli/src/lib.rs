@@ -35,6 +35,7 @@ pub mod clock;
 pub mod compact;
 pub mod discover;
 pub mod engine;
+pub mod env_lock;
 pub mod error;
 pub mod init;
 pub mod janitor;
@@ -45,8 +46,10 @@ pub mod plan_cache;
 pub mod plan_view;
 pub mod report;
 pub mod restate;
+pub mod run;
 pub mod seeds;
 pub mod state;
+pub mod status;
 pub mod testing;
 
 pub use apply::{ApplyOptions, ApplyOutcome};
@@ -258,6 +261,29 @@ impl Efmesh {
         open_state(&self.root, &self.project.config)
     }
 
+    /// The state store's file, for connections of their own (the lock's heartbeat).
+    fn state_path(&self) -> Result<PathBuf, Error> {
+        match &self.project.config.state {
+            StateTarget::Sqlite { path } => Ok(self.root.join(path)),
+            StateTarget::Postgres { .. } => Err(Error::Unsupported(
+                "the PostgreSQL state store is not built yet; use `[state] sqlite = \"...\"`"
+                    .into(),
+            )),
+        }
+    }
+
+    /// Take `env`'s lock (shared by apply, run and restate) for as long as the returned guard
+    /// lives; [`Error::LockHeld`] names a live holder.
+    pub fn lock(&self, env: &str) -> Result<env_lock::EnvLock, Error> {
+        naming::validate_env(env).map_err(|e| Error::Argument {
+            message: e.to_string(),
+            help: None,
+        })?;
+        // open (and bootstrap or refuse) the store first, so its errors come before the lock's
+        drop(self.state()?);
+        env_lock::EnvLock::acquire(self.state_path()?, env)
+    }
+
     /// Open the configured engine.
     pub fn engine(&self) -> Result<DuckDbEngine, Error> {
         match &self.project.config.engine.target {
@@ -351,10 +377,31 @@ impl Efmesh {
                 .as_ref()
                 .map(|p| self.root.join(p));
         }
+        // under the environment's lock, and only if nobody changed the environment since the
+        // plan was made
+        let _lock = match opts.fence {
+            Some(_) => None,
+            None => {
+                let lock = self.lock(&plan.env)?;
+                opts.fence = Some(lock.fence());
+                Some(lock)
+            }
+        };
+        let mut state = self.state()?;
+        let pointers = state.environment(&plan.env)?;
+        if !plan_is_current(plan, &pointers) {
+            return Err(Error::Argument {
+                message: format!(
+                    "environment `{}` changed since this plan was made (another apply promoted meanwhile)",
+                    plan.env
+                ),
+                help: Some("plan again and review the new plan".into()),
+            });
+        }
         apply::apply_plan(
             self.project_for(&plan.env)?.as_ref(),
             plan,
-            &mut self.state()?,
+            &mut state,
             &mut self.engine()?,
             &opts,
         )
@@ -374,6 +421,7 @@ impl Efmesh {
             message: e.to_string(),
             help: None,
         })?;
+        let _lock = if dry_run { None } else { Some(self.lock(env)?) };
         restate::restate(
             &self.project,
             &mut self.state()?,
@@ -382,6 +430,25 @@ impl Efmesh {
             from,
             to,
             dry_run,
+        )
+    }
+
+    /// One unattended tick of `env` (see [`run::run`]).
+    pub fn run(&self, env: &str, opts: &run::RunOptions) -> (run::RunReport, Option<Error>) {
+        run::run(self, env, opts)
+    }
+
+    /// Whether `env` is healthy, and why not (see [`status::status`]).
+    pub fn status(&self, env: &str) -> Result<status::StatusReport, Error> {
+        naming::validate_env(env).map_err(|e| Error::Argument {
+            message: e.to_string(),
+            help: None,
+        })?;
+        status::status(
+            self.project_for(env)?.as_ref(),
+            &mut self.state()?,
+            env,
+            clock::now(),
         )
     }
 
@@ -490,6 +557,21 @@ impl Efmesh {
 }
 
 /// Open the state store a config names.
+/// Whether the environment still serves exactly what `plan` was made against.
+fn plan_is_current(plan: &Plan, pointers: &BTreeMap<String, efmesh_core::plan::Pointer>) -> bool {
+    let planned: BTreeMap<&str, Option<&str>> = plan
+        .actions
+        .iter()
+        .map(|a| (a.model.as_str(), a.previous_fingerprint.as_deref()))
+        .collect();
+    pointers
+        .iter()
+        .all(|(m, p)| planned.get(m.as_str()).copied().flatten() == Some(p.fingerprint.as_str()))
+        && planned
+            .iter()
+            .all(|(m, prev)| prev.is_none() || pointers.contains_key(*m))
+}
+
 fn open_state(root: &Path, config: &Config) -> Result<SqliteState, Error> {
     match &config.state {
         StateTarget::Sqlite { path } => Ok(SqliteState::open(&root.join(path))?),
@@ -502,18 +584,32 @@ fn open_state(root: &Path, config: &Config) -> Result<SqliteState, Error> {
 /// Upgrade the project's state store to this efmesh's schema version, backing it up first.
 /// Works on a project whose models do not check, since only the config is needed.
 pub fn migrate(dir: &Path) -> Result<state::MigrateReport, Error> {
-    let root = discover::find_root(dir)?;
-    let text = std::fs::read_to_string(root.join(CONFIG_FILE))
-        .map_err(|e| Error::io(&root.join(CONFIG_FILE), e))?;
-    let files = BTreeMap::from([(CONFIG_FILE.to_string(), text.clone())]);
-    let config = Config::parse(CONFIG_FILE, &text, &process_env)
-        .map_err(|diagnostics| Error::Invalid(Box::new(CheckFailure { diagnostics, files })))?;
+    let (root, config) = config_only(dir)?;
     match &config.state {
         StateTarget::Sqlite { path } => Ok(SqliteState::migrate(&root.join(path))?),
         StateTarget::Postgres { .. } => Err(Error::Unsupported(
             "the PostgreSQL state store is not built yet".into(),
         )),
     }
+}
+
+/// The project root and its parsed `efmesh.toml`, without loading a model: for commands that
+/// must reach the state store even when the models do not check.
+fn config_only(dir: &Path) -> Result<(PathBuf, Config), Error> {
+    let root = discover::find_root(dir)?;
+    let text = std::fs::read_to_string(root.join(CONFIG_FILE))
+        .map_err(|e| Error::io(&root.join(CONFIG_FILE), e))?;
+    let files = BTreeMap::from([(CONFIG_FILE.to_string(), text.clone())]);
+    let config = Config::parse(CONFIG_FILE, &text, &process_env)
+        .map_err(|diagnostics| Error::Invalid(Box::new(CheckFailure { diagnostics, files })))?;
+    Ok((root, config))
+}
+
+/// The state store of the project at `dir`, read from its config alone (the models need not
+/// check): a tick whose project does not load still reaches the runs journal.
+pub fn state_for_dir(dir: &Path) -> Result<SqliteState, Error> {
+    let (root, config) = config_only(dir)?;
+    open_state(&root, &config)
 }
 
 /// Parse model files on every core: files are independent, and on thousands of models parsing

@@ -248,6 +248,7 @@ fn a_build_killed_partway_leaves_views_untouched_and_the_next_apply_completes_it
     let slow = ("models/slow.sql", "MODEL (name s.slow, kind FULL);\nSELECT count(*) AS n FROM s.raw, range(400000000) t(x) WHERE hash(x) % 7 = 3 AND s.raw.id = 0");
     let p = project(&[RAW, slow]);
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("efmesh"))
+        .env("EFMESH_LOCK_TTL_SECONDS", "2")
         .current_dir(p.path())
         .args(["apply", "dev", "--yes", "--log-level", "info"])
         .env("NO_COLOR", "1")
@@ -271,6 +272,8 @@ fn a_build_killed_partway_leaves_views_untouched_and_the_next_apply_completes_it
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
     child.kill().unwrap(); // SIGKILL
+                           // the killed holder's lock lapses after its ttl (2 s here); the next apply may take it
+    std::thread::sleep(std::time::Duration::from_millis(2300));
     child.wait().unwrap();
 
     // no view of dev exists, and the state has no dev environment
@@ -396,6 +399,7 @@ fn concurrent_janitors_never_drop_the_same_physics_twice() {
     // three orphans; two janitor processes race for them
     let spawn = || {
         std::process::Command::new(assert_cmd::cargo::cargo_bin("efmesh"))
+            .env("EFMESH_LOCK_TTL_SECONDS", "2")
             .current_dir(p.path())
             .args(["janitor", "--ttl", "0", "--json"])
             .output()
@@ -455,7 +459,7 @@ fn old_state_store_is_refused_until_migrated() {
         .assert()
         .success();
     let v = json(&out.get_output().stdout);
-    assert_eq!((v["from"].as_u64(), v["to"].as_u64()), (Some(0), Some(2)));
+    assert_eq!((v["from"].as_u64(), v["to"].as_u64()), (Some(0), Some(3)));
     assert!(Path::new(v["backup"].as_str().unwrap()).is_file());
     apply_json(p.path(), "dev");
     // a corrupt store is a clear error, not a panic

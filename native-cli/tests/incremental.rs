@@ -122,6 +122,7 @@ fn killed_backfill_resumes(kill_at: usize) {
         ("models/daily.sql", &daily(", batch_size 1", slow)),
     ]);
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("efmesh"))
+        .env("EFMESH_LOCK_TTL_SECONDS", "2")
         .current_dir(p.path())
         .env("EFMESH_NOW", "2026-03-01T00:00:00Z")
         .env("NO_COLOR", "1")
@@ -142,6 +143,8 @@ fn killed_backfill_resumes(kill_at: usize) {
         }
     }
     child.kill().unwrap(); // SIGKILL between or inside batches
+                           // the killed holder's lock lapses after its ttl (2 s here); the next apply may take it
+    std::thread::sleep(std::time::Duration::from_millis(2300));
     child.wait().unwrap();
     let done_before = ledger_rows(p.path());
     assert!(done_before.len() <= 1, "{done_before:?}");

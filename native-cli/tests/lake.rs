@@ -164,6 +164,7 @@ fn a_rewrite_killed_at_any_step_is_repaired_without_duplicates() {
             .assert()
             .success();
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("efmesh"))
+            .env("EFMESH_LOCK_TTL_SECONDS", "2")
             .current_dir(p.path())
             .env("EFMESH_NOW", "2026-01-10T00:00:00Z")
             .env("NO_COLOR", "1")
@@ -185,6 +186,8 @@ fn a_rewrite_killed_at_any_step_is_repaired_without_duplicates() {
             }
         }
         child.kill().unwrap();
+        // the killed holder's lock lapses after its ttl (2 s here); the next apply may take it
+        std::thread::sleep(std::time::Duration::from_millis(2300));
         child.wait().unwrap();
         // whatever the kill interrupted, the manifest names only files that exist
         let (folder, m) = version(p.path(), "m.daily");

@@ -11,7 +11,7 @@ use efmesh_core::plan::{NewSnapshot, Pointer, StoredSnapshot};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The state schema version this efmesh reads and writes.
-pub const STATE_VERSION: u32 = 2;
+pub const STATE_VERSION: u32 = 3;
 
 /// Why the state store failed.
 #[derive(Debug, thiserror::Error)]
@@ -109,6 +109,87 @@ pub struct MigrateReport {
     pub backup: Option<String>,
 }
 
+/// Who holds an environment's lock, as another process sees it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LockInfo {
+    /// The environment.
+    pub env: String,
+    /// The holder's id (`user@host pid N`).
+    pub holder: String,
+    /// The fencing token: it grows by one at every acquisition, so a renewal can only extend
+    /// the holder's own lease.
+    pub lease: i64,
+    /// When the holder acquired it.
+    pub acquired_at: DateTime<Utc>,
+    /// When it lapses unless renewed; after that anyone may take it.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// What an attempt to take an environment's lock found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockAttempt {
+    /// The lock is ours under this lease.
+    Acquired(LockInfo),
+    /// A live holder has it.
+    Held(LockInfo),
+}
+
+/// How a tick (or an apply, restate) ended, for the runs journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Finished; the detail lists what was computed.
+    Ok,
+    /// Stopped because the project has unapplied changes a human must apply.
+    AwaitingHuman,
+    /// Another process holds the environment's lock.
+    LockHeld,
+    /// Failed; the detail names the model and interval.
+    Error,
+}
+
+impl Outcome {
+    /// The word stored and printed.
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::AwaitingHuman => "awaiting-human",
+            Outcome::LockHeld => "lock-held",
+            Outcome::Error => "error",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Outcome> {
+        [
+            Outcome::Ok,
+            Outcome::AwaitingHuman,
+            Outcome::LockHeld,
+            Outcome::Error,
+        ]
+        .into_iter()
+        .find(|o| o.label() == s)
+    }
+}
+
+/// One finished command in the runs journal.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunRecord {
+    /// The environment.
+    pub env: String,
+    /// `run`, `apply` or `restate`.
+    pub command: String,
+    /// When it started.
+    pub started_at: DateTime<Utc>,
+    /// When it finished.
+    pub finished_at: DateTime<Utc>,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Structured detail (models processed, `blockedBy`, the lock, the error).
+    pub detail: serde_json::Value,
+}
+
 /// Everything efmesh keeps between runs.
 pub trait StateStore {
     /// The environment's pointers, without payloads (empty when it does not exist).
@@ -171,4 +252,31 @@ pub trait StateStore {
     fn clear_intervals(&mut self, ranges: &[(String, Range)]) -> Result<(), StateError>;
     /// The most recent journal entries of an environment, newest first.
     fn journal(&mut self, env: &str, limit: usize) -> Result<Vec<JournalEntry>, StateError>;
+    /// Take `env`'s lock for `holder` until `now + ttl`, unless a holder whose lease has not
+    /// expired has it. One transaction, so two processes can never both acquire.
+    fn acquire_lock(
+        &mut self,
+        env: &str,
+        holder: &str,
+        now: DateTime<Utc>,
+        ttl: chrono::Duration,
+    ) -> Result<LockAttempt, StateError>;
+    /// Extend our lease to `now + ttl`; `false` when the lock is no longer ours under `lease`
+    /// (it expired and someone else took it).
+    fn renew_lock(
+        &mut self,
+        env: &str,
+        holder: &str,
+        lease: i64,
+        now: DateTime<Utc>,
+        ttl: chrono::Duration,
+    ) -> Result<bool, StateError>;
+    /// Give the lock back, if it is still ours under `lease`.
+    fn release_lock(&mut self, env: &str, holder: &str, lease: i64) -> Result<(), StateError>;
+    /// The lock's current holder, expired or not.
+    fn lock_info(&mut self, env: &str) -> Result<Option<LockInfo>, StateError>;
+    /// Journal a finished command.
+    fn record_run(&mut self, run: &RunRecord) -> Result<(), StateError>;
+    /// The most recent runs of an environment, newest first.
+    fn runs(&mut self, env: &str, limit: usize) -> Result<Vec<RunRecord>, StateError>;
 }

@@ -1,6 +1,9 @@
 //! The SQLite state store: one file next to `efmesh.toml`, WAL mode, every write a transaction.
 
-use super::{JournalEntry, MigrateReport, Physics, StateError, StateStore, STATE_VERSION};
+use super::{
+    JournalEntry, LockAttempt, LockInfo, MigrateReport, Outcome, Physics, RunRecord, StateError,
+    StateStore, STATE_VERSION,
+};
 use chrono::{DateTime, Utc};
 use efmesh_core::interval::{Ledger, Range};
 use efmesh_core::plan::{NewSnapshot, Pointer, StoredSnapshot};
@@ -58,6 +61,24 @@ const MIGRATIONS: &[&str] = &[
         updated_at TEXT NOT NULL,
         PRIMARY KEY (physical_fingerprint, status, start_at)
     );",
+    // 2 -> 3: one lock per environment (a lease with a fencing token), and the runs journal
+    "CREATE TABLE locks (
+        env TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        lease INTEGER NOT NULL,
+        acquired_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+    );
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        env TEXT NOT NULL,
+        command TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        finished_at TEXT NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'awaiting-human', 'lock-held', 'error')),
+        detail TEXT NOT NULL
+    );
+    CREATE INDEX runs_env ON runs (env, id);",
 ];
 
 /// A state store in a SQLite file.
@@ -247,6 +268,26 @@ fn run_migrations(tx: &rusqlite::Transaction<'_>, from: u32) -> rusqlite::Result
 }
 
 /// Map a SQLite error to a [`StateError`] naming the store.
+fn read_lock(conn: &Connection, env: &str) -> rusqlite::Result<Option<LockInfo>> {
+    conn.query_row(
+        "SELECT holder, lease, acquired_at, expires_at FROM locks WHERE env = ?1",
+        params![env],
+        |r| {
+            let (holder, lease, acquired, expires): (String, i64, String, String) =
+                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+            Ok(LockInfo {
+                env: env.into(),
+                holder,
+                lease,
+                // an unreadable instant reads as long past, so a damaged lock can be retaken
+                acquired_at: parse_ts(&acquired).unwrap_or_default(),
+                expires_at: parse_ts(&expires).unwrap_or_default(),
+            })
+        },
+    )
+    .optional()
+}
+
 fn store_err(location: &str) -> impl Fn(rusqlite::Error) -> StateError + Copy + '_ {
     move |e| StateError::Store {
         location: location.to_string(),
@@ -697,6 +738,135 @@ impl StateStore for SqliteState {
             })
             .collect())
     }
+
+    fn acquire_lock(
+        &mut self,
+        env: &str,
+        holder: &str,
+        now: DateTime<Utc>,
+        ttl: chrono::Duration,
+    ) -> Result<LockAttempt, StateError> {
+        let location = self.location.clone();
+        let e = store_err(&location);
+        let tx = self.immediate()?;
+        let current = read_lock(&tx, env).map_err(e)?;
+        if let Some(held) = current.as_ref().filter(|l| l.expires_at > now) {
+            return Ok(LockAttempt::Held(held.clone()));
+        }
+        let lease = current.map(|l| l.lease + 1).unwrap_or(1);
+        tx.execute(
+            "INSERT INTO locks (env, holder, lease, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (env) DO UPDATE SET holder = excluded.holder, lease = excluded.lease,
+               acquired_at = excluded.acquired_at, expires_at = excluded.expires_at",
+            params![env, holder, lease, ts(now), ts(now + ttl)],
+        )
+        .map_err(e)?;
+        tx.commit().map_err(e)?;
+        Ok(LockAttempt::Acquired(LockInfo {
+            env: env.into(),
+            holder: holder.into(),
+            lease,
+            acquired_at: now,
+            expires_at: now + ttl,
+        }))
+    }
+
+    fn renew_lock(
+        &mut self,
+        env: &str,
+        holder: &str,
+        lease: i64,
+        now: DateTime<Utc>,
+        ttl: chrono::Duration,
+    ) -> Result<bool, StateError> {
+        let location = self.location.clone();
+        let e = store_err(&location);
+        let tx = self.immediate()?;
+        // fenced: only our own lease is extended, and never after it lapsed
+        let n = tx
+            .execute(
+                "UPDATE locks SET expires_at = ?4 WHERE env = ?1 AND holder = ?2 AND lease = ?3 AND expires_at > ?5",
+                params![env, holder, lease, ts(now + ttl), ts(now)],
+            )
+            .map_err(e)?;
+        tx.commit().map_err(e)?;
+        Ok(n == 1)
+    }
+
+    fn release_lock(&mut self, env: &str, holder: &str, lease: i64) -> Result<(), StateError> {
+        let location = self.location.clone();
+        let e = store_err(&location);
+        let tx = self.immediate()?;
+        tx.execute(
+            "DELETE FROM locks WHERE env = ?1 AND holder = ?2 AND lease = ?3",
+            params![env, holder, lease],
+        )
+        .map_err(e)?;
+        tx.commit().map_err(e)
+    }
+
+    fn lock_info(&mut self, env: &str) -> Result<Option<LockInfo>, StateError> {
+        read_lock(&self.conn, env).map_err(|e| self.err(e))
+    }
+
+    fn record_run(&mut self, run: &RunRecord) -> Result<(), StateError> {
+        let location = self.location.clone();
+        let e = store_err(&location);
+        let tx = self.immediate()?;
+        tx.execute(
+            "INSERT INTO runs (env, command, started_at, finished_at, outcome, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                run.env,
+                run.command,
+                ts(run.started_at),
+                ts(run.finished_at),
+                run.outcome.label(),
+                run.detail.to_string()
+            ],
+        )
+        .map_err(e)?;
+        tx.commit().map_err(e)
+    }
+
+    fn runs(&mut self, env: &str, limit: usize) -> Result<Vec<RunRecord>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT env, command, started_at, finished_at, outcome, detail FROM runs WHERE env = ?1 ORDER BY id DESC LIMIT ?2")
+            .map_err(|e| self.err(e))?;
+        type Row = (String, String, String, String, String, String);
+        let rows: Result<Vec<Row>, _> = stmt
+            .query_map(params![env, limit as i64], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })
+            .and_then(|r| r.collect());
+        drop(stmt);
+        let location = self.location.clone();
+        rows.map_err(|e| self.err(e))?
+            .into_iter()
+            .map(|(env, command, started, finished, outcome, detail)| {
+                let corrupt = |what: &str| StateError::Corrupt {
+                    location: location.clone(),
+                    message: format!("runs journal: {what}"),
+                };
+                Ok(RunRecord {
+                    env,
+                    command,
+                    started_at: parse_ts(&started).ok_or_else(|| corrupt("bad started_at"))?,
+                    finished_at: parse_ts(&finished).ok_or_else(|| corrupt("bad finished_at"))?,
+                    outcome: Outcome::parse(&outcome).ok_or_else(|| corrupt("unknown outcome"))?,
+                    detail: serde_json::from_str(&detail)
+                        .map_err(|_| corrupt("detail is not JSON"))?,
+                })
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -876,7 +1046,7 @@ mod tests {
             // what efmesh wrote before the ledger existed
             let c = Connection::open(&path).unwrap();
             c.execute_batch(
-                "DROP TABLE intervals; UPDATE meta SET value = '1' WHERE key = 'state_version';",
+                "DROP TABLE intervals; DROP TABLE locks; DROP TABLE runs; UPDATE meta SET value = '1' WHERE key = 'state_version';",
             )
             .unwrap();
         }
@@ -885,8 +1055,45 @@ mod tests {
             Err(StateError::NeedsMigration { found: 1, .. })
         ));
         let r = SqliteState::migrate(&path).unwrap();
-        assert_eq!((r.from, r.to), (1, 2));
+        assert_eq!((r.from, r.to), (1, 3));
         let mut s = SqliteState::open(&path).unwrap();
         assert!(s.ledgers(&["x".into()]).unwrap().is_empty());
+        // and the version 3 tables: the lock and the runs journal
+        assert_eq!(s.lock_info("prod").unwrap(), None);
+        assert!(s.runs("prod", 5).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_lapsed_lease_is_taken_over_and_the_old_holder_cannot_renew_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut st = SqliteState::open(&dir.path().join("s.sqlite")).unwrap();
+        let t0 = Utc::now();
+        let ttl = chrono::Duration::seconds(10);
+        let LockAttempt::Acquired(a) = st.acquire_lock("prod", "a", t0, ttl).unwrap() else {
+            panic!("free lock not acquired")
+        };
+        // live: refused, and the refusal names the holder
+        match st
+            .acquire_lock("prod", "b", t0 + chrono::Duration::seconds(5), ttl)
+            .unwrap()
+        {
+            LockAttempt::Held(h) => assert_eq!((h.holder.as_str(), h.lease), ("a", a.lease)),
+            other => panic!("{other:?}"),
+        }
+        assert!(st
+            .renew_lock("prod", "a", a.lease, t0 + chrono::Duration::seconds(5), ttl)
+            .unwrap());
+        // lapsed (renewed until t0+15s): b takes it under a new fencing token
+        let t1 = t0 + chrono::Duration::seconds(16);
+        let LockAttempt::Acquired(b) = st.acquire_lock("prod", "b", t1, ttl).unwrap() else {
+            panic!("lapsed lock not taken over")
+        };
+        assert_eq!(b.lease, a.lease + 1);
+        // a's renewal is fenced to its own lease: it fails, and a's release is a no-op
+        assert!(!st.renew_lock("prod", "a", a.lease, t1, ttl).unwrap());
+        st.release_lock("prod", "a", a.lease).unwrap();
+        assert_eq!(st.lock_info("prod").unwrap().unwrap().holder, "b");
+        st.release_lock("prod", "b", b.lease).unwrap();
+        assert_eq!(st.lock_info("prod").unwrap(), None);
     }
 }

@@ -1,0 +1,211 @@
+//! One lock per environment, shared by `apply`, `run` and `restate`, so two ticks never
+//! interleave and a crashed process never wedges the environment.
+//!
+//! The lock is a lease in the state store (holder, fencing token, expiry). A heartbeat thread
+//! renews it every third of its ttl through its own connection, so a backfill longer than the
+//! ttl keeps it. A renewal is fenced to our own token: once our lease has lapsed and someone
+//! else took the lock, renewal fails, the [`Fence`] trips, and the executor stops before its
+//! next write instead of writing behind the new owner. A holder killed with SIGKILL simply
+//! stops renewing; its lock is reclaimed when the ttl expires.
+
+use crate::state::{sqlite::SqliteState, LockAttempt, LockInfo, StateStore};
+use crate::Error;
+use chrono::Utc;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// How long a lease lasts without renewal; `EFMESH_LOCK_TTL_SECONDS` overrides it.
+pub fn ttl() -> Duration {
+    let secs = std::env::var("EFMESH_LOCK_TTL_SECONDS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|s| *s > 0)
+        .unwrap_or(120);
+    Duration::from_secs(secs)
+}
+
+/// This process's holder id: who to ask about a held lock.
+pub fn holder_id() -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .or_else(|_| std::env::var("USERNAME"))
+        .unwrap_or_else(|_| "unknown".into());
+    let host = std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".into());
+    format!("{user}@{host} pid {}", std::process::id())
+}
+
+struct Shared {
+    lost: AtomicBool,
+    /// Unix millis until which our lease is known good (the last successful renewal + ttl).
+    good_until_ms: AtomicI64,
+    stop: Mutex<bool>,
+    wake: Condvar,
+}
+
+/// What the executor checks before every write: still ours?
+#[derive(Clone)]
+pub struct Fence {
+    shared: Arc<Shared>,
+    info: LockInfo,
+}
+
+impl Fence {
+    /// `Err(LockLost)` once the lease is gone, or may be gone because renewals stopped working.
+    pub fn check(&self) -> Result<(), Error> {
+        let expired =
+            Utc::now().timestamp_millis() >= self.shared.good_until_ms.load(Ordering::SeqCst);
+        if self.shared.lost.load(Ordering::SeqCst) || expired {
+            return Err(Error::LockLost {
+                env: self.info.env.clone(),
+                holder: self.info.holder.clone(),
+                lease: self.info.lease,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Fence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fence").field("lock", &self.info).finish()
+    }
+}
+
+/// A held environment lock; released when dropped.
+pub struct EnvLock {
+    fence: Fence,
+    state_path: PathBuf,
+    heartbeat: Option<std::thread::JoinHandle<()>>,
+}
+
+impl EnvLock {
+    /// Take `env`'s lock in the store at `state_path`, or fail with [`Error::LockHeld`] naming
+    /// the live holder.
+    pub fn acquire(state_path: PathBuf, env: &str) -> Result<EnvLock, Error> {
+        let ttl = ttl();
+        let chrono_ttl = chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::seconds(120));
+        let holder = holder_id();
+        let mut state = SqliteState::open(&state_path)?;
+        let info = match state.acquire_lock(env, &holder, Utc::now(), chrono_ttl)? {
+            LockAttempt::Acquired(info) => info,
+            LockAttempt::Held(lock) => return Err(Error::LockHeld { lock }),
+        };
+        tracing::debug!(
+            env,
+            holder = info.holder.as_str(),
+            lease = info.lease,
+            ttl_s = ttl.as_secs(),
+            "lock acquired"
+        );
+        let shared = Arc::new(Shared {
+            lost: AtomicBool::new(false),
+            good_until_ms: AtomicI64::new(info.expires_at.timestamp_millis()),
+            stop: Mutex::new(false),
+            wake: Condvar::new(),
+        });
+        let fence = Fence {
+            shared: shared.clone(),
+            info: info.clone(),
+        };
+        let path = state_path.clone();
+        let heartbeat = std::thread::Builder::new()
+            .name("efmesh-lock-heartbeat".into())
+            .spawn(move || heartbeat(path, info, shared, ttl, chrono_ttl))
+            .map_err(|e| Error::Unsupported(format!("could not start the lock heartbeat: {e}")))?;
+        Ok(EnvLock {
+            fence,
+            state_path,
+            heartbeat: Some(heartbeat),
+        })
+    }
+
+    /// The fence the executor checks before writing.
+    pub fn fence(&self) -> Fence {
+        self.fence.clone()
+    }
+
+    /// Who holds it (us).
+    pub fn info(&self) -> &LockInfo {
+        &self.fence.info
+    }
+}
+
+fn heartbeat(
+    path: PathBuf,
+    info: LockInfo,
+    shared: Arc<Shared>,
+    ttl: Duration,
+    chrono_ttl: chrono::Duration,
+) {
+    let every = ttl / 3;
+    let mut state = None;
+    loop {
+        let stop = shared.stop.lock().unwrap_or_else(|p| p.into_inner());
+        let (stop, _) = shared
+            .wake
+            .wait_timeout_while(stop, every, |s| !*s)
+            .unwrap_or_else(|p| p.into_inner());
+        if *stop {
+            return;
+        }
+        drop(stop);
+        if state.is_none() {
+            state = SqliteState::open(&path).ok();
+        }
+        let Some(st) = state.as_mut() else { continue };
+        let now = Utc::now();
+        match st.renew_lock(&info.env, &info.holder, info.lease, now, chrono_ttl) {
+            Ok(true) => {
+                shared
+                    .good_until_ms
+                    .store((now + chrono_ttl).timestamp_millis(), Ordering::SeqCst);
+                tracing::trace!(env = info.env.as_str(), lease = info.lease, "lock renewed");
+            }
+            Ok(false) => {
+                tracing::warn!(
+                    env = info.env.as_str(),
+                    lease = info.lease,
+                    "lost the environment lock: its lease lapsed and it was taken"
+                );
+                shared.lost.store(true, Ordering::SeqCst);
+                return;
+            }
+            // transient (the store is busy): the fence trips by itself if this lasts past the lease
+            Err(e) => {
+                tracing::warn!(env = info.env.as_str(), error = %e, "could not renew the environment lock")
+            }
+        }
+    }
+}
+
+impl Drop for EnvLock {
+    fn drop(&mut self) {
+        *self
+            .fence
+            .shared
+            .stop
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = true;
+        self.fence.shared.wake.notify_all();
+        if let Some(h) = self.heartbeat.take() {
+            let _ = h.join();
+        }
+        let info = &self.fence.info;
+        match SqliteState::open(&self.state_path)
+            .and_then(|mut s| s.release_lock(&info.env, &info.holder, info.lease))
+        {
+            Ok(()) => tracing::debug!(env = info.env.as_str(), lease = info.lease, "lock released"),
+            // harmless: the lease expires by itself
+            Err(e) => {
+                tracing::warn!(env = info.env.as_str(), error = %e, "could not release the environment lock; it expires with its lease")
+            }
+        }
+    }
+}

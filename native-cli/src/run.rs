@@ -1,0 +1,274 @@
+//! `efmesh run <env>`: one unattended scheduler tick.
+//!
+//! A tick computes what has newly become due in an environment (new intervals, plus lookback)
+//! and nothing else: it never applies a model change. When the project has changes the
+//! environment does not serve yet, it stops and names them (`blockedBy`), because applying a
+//! change is a human's decision. It runs under the environment's lock, so two ticks never
+//! interleave, and every tick, whatever its end, is written to the runs journal so `efmesh
+//! status` can tell "awaiting a human" from "lock held" from "broken".
+
+use crate::apply::{ApplyOptions, BatchDone};
+use crate::state::{LockInfo, Outcome, RunRecord, StateStore};
+use crate::{Efmesh, Error};
+use chrono::{DateTime, Utc};
+use efmesh_core::plan::Category;
+use serde::Serialize;
+
+/// Options of a tick.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// How often a failed batch write is retried before the tick fails.
+    pub retries: u32,
+}
+
+/// What one model's work in a tick was.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Processed {
+    /// The model.
+    pub model: String,
+    /// The intervals computed, as `[start, end)` batches.
+    pub batches: Vec<Batch>,
+}
+
+/// One computed batch, `[start, end)`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Batch {
+    /// The first instant.
+    pub start: String,
+    /// The first instant after it.
+    pub end: String,
+}
+
+/// An unapplied change that stops a tick.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Blocker {
+    /// The model.
+    pub model: String,
+    /// How it changed (`breaking`, `added`, ...), as `efmesh plan` says.
+    pub category: String,
+}
+
+/// Where a failed tick died.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RunFailure {
+    /// The error's stable code (as in every `--json` error).
+    pub code: String,
+    /// The message.
+    pub message: String,
+    /// The model it died on, when known.
+    pub model: Option<String>,
+    /// The interval it died on, when known.
+    pub interval: Option<String>,
+}
+
+impl RunFailure {
+    fn of(e: &Error) -> RunFailure {
+        let (model, interval) = match e {
+            Error::Batch {
+                model, interval, ..
+            } => (Some(model.clone()), Some(interval.clone())),
+            Error::Build { model, .. } | Error::SchemaMismatch { model, .. } => {
+                (Some(model.clone()), None)
+            }
+            Error::AuditFailed { failures, .. } => {
+                (failures.first().map(|f| f.model.clone()), None)
+            }
+            _ => (None, None),
+        };
+        RunFailure {
+            code: e.code().into(),
+            message: e.to_string(),
+            model,
+            interval,
+        }
+    }
+}
+
+/// The tick's report: `--json` prints it, and the journal keeps its detail.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunReport {
+    /// The environment.
+    pub env: String,
+    /// How the tick ended.
+    pub outcome: Outcome,
+    /// What was computed, per model (empty when nothing was due).
+    pub processed: Vec<Processed>,
+    /// The unapplied changes that stopped the tick (`awaiting-human`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_by: Option<Vec<Blocker>>,
+    /// Who holds the lock (`lock-held`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lock: Option<LockInfo>,
+    /// Where it failed (`error`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<RunFailure>,
+    /// When it started.
+    pub started_at: DateTime<Utc>,
+    /// How long it took, in milliseconds.
+    pub duration_ms: u64,
+    /// Set when the journal could not be written; the outcome above is still the tick's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal_error: Option<String>,
+}
+
+/// Journal a tick that could not even load its project (a model that no longer checks), so
+/// `efmesh status` still sees that the last tick failed.
+pub fn journal_load_failure(
+    dir: &std::path::Path,
+    env: &str,
+    started: DateTime<Utc>,
+    e: &Error,
+) -> RunReport {
+    let report = RunReport {
+        env: env.into(),
+        outcome: Outcome::Error,
+        processed: vec![],
+        blocked_by: None,
+        lock: None,
+        error: Some(RunFailure::of(e)),
+        started_at: started,
+        duration_ms: (Utc::now() - started).num_milliseconds().max(0) as u64,
+        journal_error: None,
+    };
+    let written =
+        crate::state_for_dir(dir).and_then(|mut s| Ok(s.record_run(&record_of(&report))?));
+    match written {
+        Ok(()) => report,
+        Err(j) => RunReport {
+            journal_error: Some(j.to_string()),
+            ..report
+        },
+    }
+}
+
+/// Run one tick of `env`. The report carries every outcome; the error, when there is one, is
+/// returned beside it for a full diagnostic.
+pub fn run(ef: &Efmesh, env: &str, opts: &RunOptions) -> (RunReport, Option<Error>) {
+    let started = Utc::now();
+    let clock = std::time::Instant::now();
+    let (mut report, error) = tick(ef, env, opts, started);
+    report.duration_ms = clock.elapsed().as_millis() as u64;
+    // the journal records every ending; failing to write it never changes the outcome
+    if let Err(e) = journal(ef, &report) {
+        tracing::warn!(env, error = %e, "could not write the runs journal");
+        report.journal_error = Some(e.to_string());
+    }
+    (report, error)
+}
+
+fn tick(
+    ef: &Efmesh,
+    env: &str,
+    opts: &RunOptions,
+    started: DateTime<Utc>,
+) -> (RunReport, Option<Error>) {
+    let mut report = RunReport {
+        env: env.into(),
+        outcome: Outcome::Ok,
+        processed: vec![],
+        blocked_by: None,
+        lock: None,
+        error: None,
+        started_at: started,
+        duration_ms: 0,
+        journal_error: None,
+    };
+    let fail = |mut report: RunReport, e: Error| {
+        report.outcome = Outcome::Error;
+        report.error = Some(RunFailure::of(&e));
+        (report, Some(e))
+    };
+    let lock = match ef.lock(env) {
+        Ok(l) => l,
+        Err(Error::LockHeld { lock }) => {
+            tracing::info!(env, holder = lock.holder.as_str(), since = %lock.acquired_at, "lock held; nothing to do this tick");
+            report.outcome = Outcome::LockHeld;
+            report.lock = Some(lock);
+            return (report, None);
+        }
+        Err(e) => return fail(report, e),
+    };
+    let plan = match ef
+        .state()
+        .and_then(|mut s| ef.plan_in(&mut s, env, &efmesh_core::plan::PlanOptions::default()))
+    {
+        Ok(p) => p,
+        Err(e) => return fail(report, e),
+    };
+    let blockers: Vec<Blocker> = plan
+        .actions
+        .iter()
+        .filter(|a| a.category != Category::Unchanged)
+        .map(|a| Blocker {
+            model: a.model.clone(),
+            category: a.category.label().into(),
+        })
+        .collect();
+    if !blockers.is_empty() {
+        tracing::warn!(
+            env,
+            changes = blockers.len(),
+            "the project has unapplied changes; a human must apply them before ticks resume"
+        );
+        report.outcome = Outcome::AwaitingHuman;
+        report.blocked_by = Some(blockers);
+        return (report, None);
+    }
+    if !plan.has_changes() {
+        tracing::info!(env, "nothing is due");
+        return (report, None);
+    }
+    let applied = ef.apply(
+        &plan,
+        ApplyOptions {
+            retries: opts.retries,
+            applied_by: Some(format!("efmesh run ({})", lock.info().holder)),
+            fence: Some(lock.fence()),
+            ..Default::default()
+        },
+    );
+    match applied {
+        Ok(out) => {
+            let mut processed: Vec<Processed> = vec![];
+            for BatchDone { model, start, end } in out.batches {
+                let batch = Batch { start, end };
+                match processed.iter_mut().find(|p| p.model == model) {
+                    Some(p) => p.batches.push(batch),
+                    None => processed.push(Processed {
+                        model,
+                        batches: vec![batch],
+                    }),
+                }
+            }
+            report.processed = processed;
+            (report, None)
+        }
+        Err(e) => fail(report, e),
+    }
+}
+
+fn journal(ef: &Efmesh, report: &RunReport) -> Result<(), Error> {
+    ef.state()?.record_run(&record_of(report))?;
+    Ok(())
+}
+
+fn record_of(report: &RunReport) -> RunRecord {
+    let mut detail = serde_json::to_value(report).unwrap_or_default();
+    if let Some(o) = detail.as_object_mut() {
+        for k in ["env", "outcome", "startedAt"] {
+            o.remove(k);
+        }
+    }
+    RunRecord {
+        env: report.env.clone(),
+        command: "run".into(),
+        started_at: report.started_at,
+        finished_at: Utc::now(),
+        outcome: report.outcome,
+        detail,
+    }
+}

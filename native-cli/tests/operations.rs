@@ -1,0 +1,294 @@
+//! Unattended operation end to end: `efmesh run` ticks under the environment lock (two
+//! concurrent ticks, a holder killed with SIGKILL), ticks blocked by unapplied changes, the runs
+//! journal, and `efmesh status --check`.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+/// A daily feed whose batches do some busy work (so ticks overlap), and which fails while a
+/// file named `FAIL` exists in the project folder.
+fn feed_project() -> tempfile::TempDir {
+    project(&[(
+        "models/feed.sql",
+        "MODEL (name raw.feed, kind INCREMENTAL_BY_TIME_RANGE (time_column ts, batch_size 1), start '2026-01-01', cron '@daily', columns (id BIGINT, ts TIMESTAMP));
+SELECT id, ts FROM (SELECT range AS id, TIMESTAMP '2026-01-01' + to_hours(range) AS ts FROM range(2000)) AS s
+WHERE ts >= @start AND ts < @end
+  AND (SELECT count(*) FROM range(3000000) t(x) WHERE hash(x) % 7 = 1) > 0
+  AND (CASE WHEN (SELECT count(*) FROM glob('FAIL')) > 0 THEN error('injected failure') ELSE true END)",
+    )])
+}
+
+fn apply_at(dir: &Path, now: &str) {
+    efmesh(dir)
+        .env("EFMESH_NOW", now)
+        .args(["apply", "prod", "--yes"])
+        .assert()
+        .success();
+}
+
+/// `efmesh run prod --json` as a child process, not waited for.
+fn spawn_run(dir: &Path, now: &str, ttl: &str) -> std::process::Child {
+    StdCommand::new(assert_cmd::cargo::cargo_bin("efmesh"))
+        .current_dir(dir)
+        .env("EFMESH_NOW", now)
+        .env("EFMESH_LOCK_TTL_SECONDS", ttl)
+        .env("NO_COLOR", "1")
+        .args(["run", "prod", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn run_json(dir: &Path, now: &str) -> (i32, Value) {
+    let out = efmesh(dir)
+        .env("EFMESH_NOW", now)
+        .args(["run", "prod", "--json"])
+        .output()
+        .unwrap();
+    (out.status.code().unwrap(), json(&out.stdout))
+}
+
+fn status(dir: &Path, now: &str, check: bool) -> (i32, Value) {
+    let mut args = vec!["status", "prod", "--json"];
+    if check {
+        args.push("--check");
+    }
+    let out = efmesh(dir)
+        .env("EFMESH_NOW", now)
+        .args(&args)
+        .output()
+        .unwrap();
+    (out.status.code().unwrap(), json(&out.stdout))
+}
+
+#[test]
+fn two_concurrent_ticks_exactly_one_computes_the_other_reports_the_lock() {
+    let p = feed_project();
+    apply_at(p.path(), "2026-01-02T00:00:00Z");
+    let a = spawn_run(p.path(), "2026-01-12T00:00:00Z", "120");
+    let b = spawn_run(p.path(), "2026-01-12T00:00:00Z", "120");
+    let outs: Vec<(i32, Value)> = [a, b]
+        .into_iter()
+        .map(|c| {
+            let o = c.wait_with_output().unwrap();
+            (o.status.code().unwrap(), json(&o.stdout))
+        })
+        .collect();
+    let ok: Vec<_> = outs.iter().filter(|(_, v)| v["outcome"] == "ok").collect();
+    let held: Vec<_> = outs
+        .iter()
+        .filter(|(_, v)| v["outcome"] == "lock-held")
+        .collect();
+    assert_eq!((ok.len(), held.len()), (1, 1), "{outs:#?}");
+    assert_eq!(ok[0].0, 0);
+    let batches = ok[0].1["processed"][0]["batches"].as_array().unwrap().len();
+    assert_eq!(batches, 10, "2026-01-02 .. 2026-01-12, one batch per day");
+    let (code, v) = held[0];
+    assert_eq!(*code, 3, "lock held exits 3");
+    assert!(
+        v["lock"]["holder"].as_str().unwrap().contains(" pid "),
+        "{v}"
+    );
+    assert!(v["lock"]["acquiredAt"].is_string());
+    assert_eq!(v["processed"], serde_json::json!([]));
+    // both ticks are in the journal
+    let (_, s) = status(p.path(), "2026-01-12T00:00:00Z", false);
+    let outcomes: Vec<&str> = s["recentRuns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes.len(), 2);
+    assert!(
+        outcomes.contains(&"ok") && outcomes.contains(&"lock-held"),
+        "{outcomes:?}"
+    );
+    assert_eq!(s["lag"][0]["missingIntervals"], 0);
+}
+
+#[test]
+fn a_holder_killed_with_sigkill_loses_the_lock_when_its_lease_expires() {
+    let p = feed_project();
+    apply_at(p.path(), "2026-01-02T00:00:00Z");
+    let mut child = spawn_run(p.path(), "2026-01-20T00:00:00Z", "3");
+    let stderr = child.stderr.take().unwrap();
+    // wait until it is computing (it holds the lock then), then SIGKILL it
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+        if line.unwrap().contains("backfilling") {
+            break;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL: no destructor runs, the lock stays in the store
+    child.wait().unwrap();
+    let killed_at = Instant::now();
+
+    let (code, v) = run_json(p.path(), "2026-01-20T00:00:00Z");
+    assert_eq!((code, v["outcome"].as_str()), (3, Some("lock-held")), "{v}");
+    assert!(
+        v["lock"]["holder"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("pid {}", child.id())),
+        "names the killed holder: {v}"
+    );
+    // the human form says who and since when
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-20T00:00:00Z")
+        .args(["run", "prod"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("pid {}", child.id())) && err.contains("since"),
+        "{err}"
+    );
+
+    // after the ttl the lock is reclaimed and the backfill resumes where it died
+    std::thread::sleep(
+        Duration::from_secs(3).saturating_sub(killed_at.elapsed()) + Duration::from_millis(500),
+    );
+    let (code, v) = run_json(p.path(), "2026-01-20T00:00:00Z");
+    assert_eq!((code, v["outcome"].as_str()), (0, Some("ok")), "{v}");
+    let (_, s) = status(p.path(), "2026-01-20T00:00:00Z", true);
+    assert_eq!(s["lag"][0]["missingIntervals"], 0, "{s}");
+    assert_eq!(s["lag"][0]["completeThrough"], "2026-01-20T00:00:00Z");
+    assert_eq!(s["lock"], Value::Null, "released after the tick");
+}
+
+#[test]
+fn a_tick_blocked_by_an_unapplied_change_exits_2_and_is_journaled() {
+    let p = feed_project();
+    apply_at(p.path(), "2026-01-02T00:00:00Z");
+    let path = p.path().join("models/feed.sql");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("range(2000)", "range(2001)")).unwrap();
+    let (code, v) = run_json(p.path(), "2026-01-05T00:00:00Z");
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(v["outcome"], "awaiting-human");
+    assert_eq!(
+        v["blockedBy"],
+        serde_json::json!([{"model": "raw.feed", "category": "breaking"}])
+    );
+    assert_eq!(v["processed"], serde_json::json!([]), "nothing computed");
+    let (code, s) = status(p.path(), "2026-01-05T00:00:00Z", true);
+    assert_eq!(code, 0, "awaiting a human is healthy: {s}");
+    assert_eq!(s["recentRuns"][0]["outcome"], "awaiting-human");
+    assert_eq!(
+        s["recentRuns"][0]["detail"]["blockedBy"][0]["model"], "raw.feed",
+        "structured all the way down"
+    );
+    assert_eq!(s["lag"][0]["missingIntervals"], 3);
+    assert_eq!(s["lag"][0]["completeThrough"], "2026-01-02T00:00:00Z");
+}
+
+#[test]
+fn status_check_fails_only_for_failed_intervals_or_an_erroring_last_tick() {
+    let p = feed_project();
+    // never applied: healthy, and says so
+    let (code, s) = status(p.path(), "2026-01-02T00:00:00Z", true);
+    assert_eq!(
+        (code, &s["exists"], &s["healthy"]),
+        (0, &Value::Bool(false), &Value::Bool(true))
+    );
+
+    apply_at(p.path(), "2026-01-02T00:00:00Z");
+    std::fs::write(p.path().join("FAIL"), "").unwrap();
+    let (code, v) = run_json(p.path(), "2026-01-04T00:00:00Z");
+    assert_eq!((code, v["outcome"].as_str()), (1, Some("error")), "{v}");
+    assert_eq!(v["error"]["model"], "raw.feed");
+    assert_eq!(
+        v["error"]["interval"],
+        "[2026-01-02T00:00:00Z, 2026-01-03T00:00:00Z)"
+    );
+    assert!(v["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("injected failure"));
+
+    let (code, s) = status(p.path(), "2026-01-04T00:00:00Z", true);
+    assert_eq!(code, 1, "unhealthy: {s}");
+    assert_eq!(s["healthy"], false);
+    assert_eq!(
+        s["failedIntervals"],
+        serde_json::json!([{"model": "raw.feed", "start": "2026-01-02T00:00:00Z", "end": "2026-01-03T00:00:00Z"}])
+    );
+    assert_eq!(s["problems"].as_array().unwrap().len(), 2, "{s}");
+    // without --check the same report exits 0
+    assert_eq!(status(p.path(), "2026-01-04T00:00:00Z", false).0, 0);
+    let human = efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-04T00:00:00Z")
+        .args(["status", "prod", "--check"])
+        .output()
+        .unwrap();
+    assert_eq!(human.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("UNHEALTHY") && text.contains("failed: raw.feed [2026-01-02T00:00:00Z"),
+        "{text}"
+    );
+
+    // the cause goes away: the next tick recomputes the failed interval and health returns
+    std::fs::remove_file(p.path().join("FAIL")).unwrap();
+    let (code, v) = run_json(p.path(), "2026-01-04T00:00:00Z");
+    assert_eq!((code, v["outcome"].as_str()), (0, Some("ok")), "{v}");
+    assert_eq!(
+        v["processed"][0]["batches"][0]["start"],
+        "2026-01-02T00:00:00Z"
+    );
+    let (code, s) = status(p.path(), "2026-01-04T00:00:00Z", true);
+    assert_eq!((code, &s["healthy"]), (0, &Value::Bool(true)), "{s}");
+    assert_eq!(s["failedIntervals"], serde_json::json!([]));
+}
+
+#[test]
+fn apply_and_restate_share_the_lock() {
+    let p = feed_project();
+    apply_at(p.path(), "2026-01-02T00:00:00Z");
+    let mut child = spawn_run(p.path(), "2026-01-15T00:00:00Z", "120");
+    let stderr = child.stderr.take().unwrap();
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+        if line.unwrap().contains("backfilling") {
+            break;
+        }
+    }
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-15T00:00:00Z")
+        .args(["apply", "prod", "--yes"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is locked by"));
+    let out = efmesh(p.path())
+        .args([
+            "restate",
+            "prod",
+            "--model",
+            "raw.feed",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-01-02",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
