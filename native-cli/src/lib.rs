@@ -45,6 +45,7 @@ pub mod plan_cache;
 pub mod plan_view;
 pub mod report;
 pub mod restate;
+pub mod schedule;
 pub mod seeds;
 pub mod state;
 pub mod testing;
@@ -502,18 +503,25 @@ fn open_state(root: &Path, config: &Config) -> Result<SqliteState, Error> {
 /// Upgrade the project's state store to this efmesh's schema version, backing it up first.
 /// Works on a project whose models do not check, since only the config is needed.
 pub fn migrate(dir: &Path) -> Result<state::MigrateReport, Error> {
-    let root = discover::find_root(dir)?;
-    let text = std::fs::read_to_string(root.join(CONFIG_FILE))
-        .map_err(|e| Error::io(&root.join(CONFIG_FILE), e))?;
-    let files = BTreeMap::from([(CONFIG_FILE.to_string(), text.clone())]);
-    let config = Config::parse(CONFIG_FILE, &text, &process_env)
-        .map_err(|diagnostics| Error::Invalid(Box::new(CheckFailure { diagnostics, files })))?;
+    let (root, config) = read_config(dir)?;
     match &config.state {
         StateTarget::Sqlite { path } => Ok(SqliteState::migrate(&root.join(path))?),
         StateTarget::Postgres { .. } => Err(Error::Unsupported(
             "the PostgreSQL state store is not built yet".into(),
         )),
     }
+}
+
+/// The root of the project at (or above) `dir` and its parsed `efmesh.toml`, without reading
+/// a model: for commands that need only the config (`migrate`, `schedule`).
+pub(crate) fn read_config(dir: &Path) -> Result<(PathBuf, Config), Error> {
+    let root = discover::find_root(dir)?;
+    let text = std::fs::read_to_string(root.join(CONFIG_FILE))
+        .map_err(|e| Error::io(&root.join(CONFIG_FILE), e))?;
+    let files = BTreeMap::from([(CONFIG_FILE.to_string(), text.clone())]);
+    let config = Config::parse(CONFIG_FILE, &text, &process_env)
+        .map_err(|diagnostics| Error::Invalid(Box::new(CheckFailure { diagnostics, files })))?;
+    Ok((root, config))
 }
 
 /// Parse model files on every core: files are independent, and on thousands of models parsing
