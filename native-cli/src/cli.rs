@@ -184,6 +184,30 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run `efmesh run <env>` unattended: register it in your crontab (replacing the line an
+    /// earlier `schedule` wrote), remove it, list it, or print systemd units instead.
+    #[command(after_help = crate::schedule::AFTER_HELP)]
+    Schedule {
+        /// The environment the tick runs (optional with --list: then every environment).
+        #[arg(required_unless_present = "list")]
+        env: Option<String>,
+        /// When to run, as a 5-field cron expression or a macro like @daily
+        /// (default: `0 * * * *`, hourly).
+        #[arg(long, value_name = "EXPR", conflicts_with_all = ["remove", "list"])]
+        cron: Option<String>,
+        /// Remove the environment's line from the crontab (nothing scheduled is not an error).
+        #[arg(long, conflicts_with_all = ["list", "print_systemd"])]
+        remove: bool,
+        /// Show this project's efmesh lines of the crontab with their next run times.
+        #[arg(long, conflicts_with = "print_systemd")]
+        list: bool,
+        /// Print a systemd service and timer doing the same instead; installs nothing.
+        #[arg(long)]
+        print_systemd: bool,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Drop physical tables no environment has referenced for longer than the ttl.
     Janitor {
         /// Days an orphaned table is kept.
@@ -842,6 +866,22 @@ pub fn run(cli: Cli) -> ExitCode {
             }
         }
         Command::Test { names, json } => test_command(&dir, &names, json),
+        Command::Schedule {
+            env,
+            cron,
+            remove,
+            list,
+            print_systemd,
+            json,
+        } => schedule_command(
+            &dir,
+            env.as_deref(),
+            cron.as_deref(),
+            remove,
+            list,
+            print_systemd,
+            json,
+        ),
         Command::Render {
             model,
             env,
@@ -894,4 +934,103 @@ fn test_command(dir: &std::path::Path, names: &[String], json: bool) -> ExitCode
         print!("{run}");
     }
     ExitCode::from(run.exit_code())
+}
+
+/// `efmesh schedule`: one of scheduling, `--remove`, `--list` or `--print-systemd`.
+fn schedule_command(
+    dir: &std::path::Path,
+    env: Option<&str>,
+    cron: Option<&str>,
+    remove: bool,
+    list: bool,
+    print_systemd: bool,
+    json: bool,
+) -> ExitCode {
+    use crate::schedule;
+    let env_of = || env.expect("clap requires <env> without --list");
+    let runs = |e: &schedule::ScheduleEntry| match e.next_runs.as_slice() {
+        [] => "unknown".to_string(),
+        r => r.join(", "),
+    };
+    if list {
+        return match schedule::list(dir, env) {
+            Err(e) => fail(e, json),
+            Ok(r) if json => {
+                print_json(&r);
+                ExitCode::SUCCESS
+            }
+            Ok(r) => {
+                if r.entries.is_empty() {
+                    println!("nothing is scheduled for the project in `{}`", r.dir);
+                }
+                for e in &r.entries {
+                    println!("{}  `{}`  next: {}", e.env, e.cron, runs(e));
+                    println!("    {}", e.command);
+                }
+                ExitCode::SUCCESS
+            }
+        };
+    }
+    if print_systemd {
+        return match schedule::systemd_units(dir, env_of(), cron) {
+            Err(e) => fail(e, json),
+            Ok(u) if json => {
+                print_json(&u);
+                ExitCode::SUCCESS
+            }
+            Ok(u) => {
+                print!("{u}");
+                ExitCode::SUCCESS
+            }
+        };
+    }
+    if remove {
+        return match schedule::remove(dir, env_of()) {
+            Err(e) => fail(e, json),
+            Ok(r) if json => {
+                print_json(&r);
+                ExitCode::SUCCESS
+            }
+            Ok(r) => {
+                match &r.entry {
+                    Some(e) => println!(
+                        "removed `efmesh run {}` (`{}`) from your crontab",
+                        r.env, e.cron
+                    ),
+                    None => println!(
+                        "nothing was scheduled for `{}` in this project; the crontab was not changed",
+                        r.env
+                    ),
+                }
+                ExitCode::SUCCESS
+            }
+        };
+    }
+    match schedule::schedule(dir, env_of(), cron) {
+        Err(e) => fail(e, json),
+        Ok(r) if json => {
+            print_json(&r);
+            ExitCode::SUCCESS
+        }
+        Ok(r) => {
+            let e = &r.entry;
+            match (r.action, &r.previous_cron) {
+                ("unchanged", _) => println!(
+                    "`efmesh run {}` is already scheduled at `{}`; the crontab was not changed",
+                    e.env, e.cron
+                ),
+                (_, Some(was)) => println!(
+                    "rescheduled `efmesh run {}` at `{}` (was `{was}`) in your crontab",
+                    e.env, e.cron
+                ),
+                _ => println!(
+                    "scheduled `efmesh run {}` at `{}` in your crontab",
+                    e.env, e.cron
+                ),
+            }
+            println!("  next runs (local time): {}", runs(e));
+            println!("  log: {}", r.log);
+            ExitCode::SUCCESS
+        }
+    }
 }

@@ -156,6 +156,39 @@ pub enum Error {
         /// Our lease.
         lease: i64,
     },
+    /// `efmesh schedule --cron` was given an expression cron (or efmesh) does not accept.
+    #[error("invalid cron expression `{expr}`: {message}")]
+    CronExpression {
+        /// The expression as given.
+        expr: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// `--print-systemd` was asked for a cron expression systemd's calendar syntax cannot
+    /// express; efmesh refuses rather than print a timer that fires at other times.
+    #[error(
+        "cannot translate cron expression `{expr}` into a systemd OnCalendar= value: {reason}"
+    )]
+    UntranslatableCron {
+        /// The expression.
+        expr: String,
+        /// Why it cannot be translated.
+        reason: String,
+    },
+    /// The `crontab` binary (or the one `EFMESH_CRONTAB` names) is not installed.
+    #[error("cannot run `{program}`: it is not installed (or not on PATH)")]
+    CrontabMissing {
+        /// The program efmesh tried to run.
+        program: String,
+    },
+    /// Reading or writing the crontab through the `crontab` binary failed.
+    #[error("`{command}` failed: {message}")]
+    Crontab {
+        /// The command line that failed (`crontab -l` or `crontab -`).
+        command: String,
+        /// What it said.
+        message: String,
+    },
     /// A non-interactive apply met a plan with changes and no `--yes`.
     #[error("the plan for `{env}` has changes; pass --yes to apply them without a prompt")]
     AwaitingConfirmation {
@@ -196,6 +229,10 @@ impl Error {
             Error::SchemaMismatch { .. } => "schema-mismatch",
             Error::AuditFailed { .. } => "audit-failed",
             Error::SeedValues { .. } => "seed-values",
+            Error::CronExpression { .. } => "cron-expression",
+            Error::UntranslatableCron { .. } => "cron-untranslatable",
+            Error::CrontabMissing { .. } => "crontab-missing",
+            Error::Crontab { .. } => "crontab",
         }
     }
 
@@ -229,6 +266,10 @@ impl Error {
             Error::SchemaMismatch { .. } => Some("change the query or its `columns` so they agree; nothing was written for this model and the environment was not changed".into()),
             Error::SeedValues { .. } => Some("fix the values in the file, or declare the columns with types that fit them; nothing was written for this model and the environment was not changed".into()),
             Error::AuditFailed { .. } => Some("fix the data or the model and apply again; the audited intervals are not marked done, so they are computed again then. `blocking := false` turns an audit into a warning".into()),
+            Error::CronExpression { .. } => Some("give five fields `minute hour day-of-month month day-of-week` (e.g. `*/15 * * * *`, `0 3 * * 1-5`) or a macro: @hourly, @daily, @weekly, @monthly, @yearly".into()),
+            Error::UntranslatableCron { .. } => Some("use a simpler expression (restrict the day of month or the day of week, not both), or write OnCalendar= by hand (`man systemd.time`)".into()),
+            Error::CrontabMissing { .. } => Some(format!("install cron (`apt-get install cron`), point {} at a crontab binary, or print systemd units instead with `efmesh schedule <env> --print-systemd`", crate::schedule::CRONTAB_VAR)),
+            Error::Crontab { .. } => Some("the crontab was not changed; `crontab -l` shows it as it is".into()),
             _ => None,
         }
     }

@@ -47,6 +47,7 @@ pub mod plan_view;
 pub mod report;
 pub mod restate;
 pub mod run;
+pub mod schedule;
 pub mod seeds;
 pub mod state;
 pub mod status;
@@ -584,7 +585,7 @@ fn open_state(root: &Path, config: &Config) -> Result<SqliteState, Error> {
 /// Upgrade the project's state store to this efmesh's schema version, backing it up first.
 /// Works on a project whose models do not check, since only the config is needed.
 pub fn migrate(dir: &Path) -> Result<state::MigrateReport, Error> {
-    let (root, config) = config_only(dir)?;
+    let (root, config) = read_config(dir)?;
     match &config.state {
         StateTarget::Sqlite { path } => Ok(SqliteState::migrate(&root.join(path))?),
         StateTarget::Postgres { .. } => Err(Error::Unsupported(
@@ -593,9 +594,10 @@ pub fn migrate(dir: &Path) -> Result<state::MigrateReport, Error> {
     }
 }
 
-/// The project root and its parsed `efmesh.toml`, without loading a model: for commands that
-/// must reach the state store even when the models do not check.
-fn config_only(dir: &Path) -> Result<(PathBuf, Config), Error> {
+/// The root of the project at (or above) `dir` and its parsed `efmesh.toml`, without loading a
+/// model: for commands that need only the config (`migrate`, `schedule`) or must reach the state
+/// store even when the models do not check (`run`).
+pub(crate) fn read_config(dir: &Path) -> Result<(PathBuf, Config), Error> {
     let root = discover::find_root(dir)?;
     let text = std::fs::read_to_string(root.join(CONFIG_FILE))
         .map_err(|e| Error::io(&root.join(CONFIG_FILE), e))?;
@@ -608,7 +610,7 @@ fn config_only(dir: &Path) -> Result<(PathBuf, Config), Error> {
 /// The state store of the project at `dir`, read from its config alone (the models need not
 /// check): a tick whose project does not load still reaches the runs journal.
 pub fn state_for_dir(dir: &Path) -> Result<SqliteState, Error> {
-    let (root, config) = config_only(dir)?;
+    let (root, config) = read_config(dir)?;
     open_state(&root, &config)
 }
 
