@@ -70,8 +70,8 @@ fn status(dir: &Path, now: &str, check: bool) -> (i32, Value) {
 fn two_concurrent_ticks_exactly_one_computes_the_other_reports_the_lock() {
     let p = feed_project();
     apply_at(p.path(), "2026-01-02T00:00:00Z");
-    let a = spawn_run(p.path(), "2026-01-12T00:00:00Z", "120");
-    let b = spawn_run(p.path(), "2026-01-12T00:00:00Z", "120");
+    let a = spawn_run(p.path(), "2026-01-22T00:00:00Z", "120");
+    let b = spawn_run(p.path(), "2026-01-22T00:00:00Z", "120");
     let outs: Vec<(i32, Value)> = [a, b]
         .into_iter()
         .map(|c| {
@@ -87,7 +87,7 @@ fn two_concurrent_ticks_exactly_one_computes_the_other_reports_the_lock() {
     assert_eq!((ok.len(), held.len()), (1, 1), "{outs:#?}");
     assert_eq!(ok[0].0, 0);
     let batches = ok[0].1["processed"][0]["batches"].as_array().unwrap().len();
-    assert_eq!(batches, 10, "2026-01-02 .. 2026-01-12, one batch per day");
+    assert_eq!(batches, 20, "2026-01-02 .. 2026-01-22, one batch per day");
     let (code, v) = held[0];
     assert_eq!(*code, 3, "lock held exits 3");
     assert!(
@@ -97,7 +97,7 @@ fn two_concurrent_ticks_exactly_one_computes_the_other_reports_the_lock() {
     assert!(v["lock"]["acquiredAt"].is_string());
     assert_eq!(v["processed"], serde_json::json!([]));
     // both ticks are in the journal
-    let (_, s) = status(p.path(), "2026-01-12T00:00:00Z", false);
+    let (_, s) = status(p.path(), "2026-01-22T00:00:00Z", false);
     let outcomes: Vec<&str> = s["recentRuns"]
         .as_array()
         .unwrap()
@@ -251,15 +251,19 @@ fn status_check_fails_only_for_failed_intervals_or_an_erroring_last_tick() {
 fn apply_and_restate_share_the_lock() {
     let p = feed_project();
     apply_at(p.path(), "2026-01-02T00:00:00Z");
-    let mut child = spawn_run(p.path(), "2026-01-15T00:00:00Z", "120");
+    // a long backfill (two months of days), so it still holds the lock while we knock
+    let mut child = spawn_run(p.path(), "2026-03-01T00:00:00Z", "120");
     let stderr = child.stderr.take().unwrap();
-    for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    for line in lines.by_ref() {
         if line.unwrap().contains("backfilling") {
             break;
         }
     }
+    // keep draining its logs: a closed pipe would end the tick early and free the lock
+    std::thread::spawn(move || lines.for_each(drop));
     let out = efmesh(p.path())
-        .env("EFMESH_NOW", "2026-01-15T00:00:00Z")
+        .env("EFMESH_NOW", "2026-03-01T00:00:00Z")
         .args(["apply", "prod", "--yes"])
         .output()
         .unwrap();
