@@ -46,6 +46,8 @@ struct BatchContext<'a> {
     names: &'a HashMap<String, String>,
     retries: u32,
     lake: &'a LakeContext<'a>,
+    env: &'a str,
+    progress: Option<&'a ProgressHook>,
     fence: Option<&'a crate::env_lock::Fence>,
 }
 
@@ -173,6 +175,7 @@ fn keep_warnings(results: Vec<AuditResult>, warnings: &mut Vec<AuditResult>) -> 
                 audit = r.audit.as_str(),
                 violations = r.violations,
                 over = r.over.as_str(),
+                interval = r.over.strip_prefix("batch ").unwrap_or("whole"),
                 "audit found violations (non-blocking)"
             );
             warnings.push(r);
@@ -298,7 +301,8 @@ fn run_batches(
             interval: *b,
         };
         let batch = format!("{}/{}", k + 1, a.batches.len());
-        tracing::info!(model = a.model.as_str(), batch = batch.as_str(), interval = %b, "backfilling");
+        cx.report(&a.model, k, a.batches.len());
+        tracing::info!(model = a.model.as_str(), env = cx.env, batch = batch.as_str(), interval = %b, "backfilling");
         let mut attempt = 0;
         let context = format!("computing {} for {b}", a.model);
         cx.fenced()?;
@@ -381,7 +385,17 @@ fn run_batches(
             end: iso(b.end),
         });
     }
+    cx.report(&a.model, a.batches.len(), a.batches.len());
     Ok(out)
+}
+
+impl BatchContext<'_> {
+    /// Tell the progress hook, if any, how far a model's backfill is.
+    fn report(&self, model: &str, done: usize, total: usize) {
+        if let Some(hook) = self.progress {
+            (hook.0)(BatchProgress { model, done, total });
+        }
+    }
 }
 
 /// The staging tables upserts and SCD runs write a batch to before merging it.
@@ -648,6 +662,31 @@ pub struct ApplyOptions {
     /// The environment lock this apply runs under; checked before every write. `Efmesh::apply`
     /// takes the lock itself when this is `None`.
     pub fence: Option<crate::env_lock::Fence>,
+    /// Told how far each model's backfill is, so a front end (the CLI's progress bar) can show
+    /// it without parsing logs.
+    pub progress: Option<ProgressHook>,
+}
+
+/// How far one model's backfill is: `done` of `total` batches have committed. Reported before
+/// each batch starts and once after the last, so `done == total` means the model is finished.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchProgress<'a> {
+    /// The model being backfilled.
+    pub model: &'a str,
+    /// Batches committed so far.
+    pub done: usize,
+    /// Batches this apply computes for the model.
+    pub total: usize,
+}
+
+/// A callback for [`BatchProgress`]: a newtype so [`ApplyOptions`] stays `Debug` and `Clone`.
+#[derive(Clone)]
+pub struct ProgressHook(pub std::sync::Arc<dyn Fn(BatchProgress<'_>) + Send + Sync>);
+
+impl std::fmt::Debug for ProgressHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressHook")
+    }
 }
 
 /// The first retry waits this long, the next twice as long, and so on. `EFMESH_RETRY_BASE_MS`
@@ -927,6 +966,8 @@ pub fn apply_plan(
         retries: opts.retries,
         lake: &lake,
         fence: opts.fence.as_ref(),
+        env: &plan.env,
+        progress: opts.progress.as_ref(),
     };
     let mut built = vec![];
     let mut batches = vec![];
@@ -950,6 +991,8 @@ pub fn apply_plan(
         let i = project.index_of(&a.model).ok_or_else(|| {
             Error::Render(format!("plan names `{}`, which the project lacks", a.model))
         })?;
+        // debug lines (the SQL each statement runs) carry the model they are for
+        let _model = tracing::debug_span!("model", model = a.model.as_str()).entered();
         let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
         let physical = &names[&a.model];
         let m = &project.models[i];
@@ -1051,6 +1094,7 @@ pub fn apply_plan(
             state.mark_built(pfp, &a.model, &a.kind, Utc::now())?;
             tracing::info!(
                 model = a.model.as_str(),
+                env = plan.env.as_str(),
                 duration_ms = started.elapsed().as_millis() as u64,
                 "built"
             );

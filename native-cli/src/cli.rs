@@ -343,6 +343,7 @@ fn apply_command(
     flags: &PlanFlags,
     json: bool,
     retries: u32,
+    logging: crate::logging::Logging,
 ) -> ExitCode {
     let planned = flags
         .options()
@@ -400,13 +401,24 @@ fn apply_command(
             json,
         );
     };
-    match p.apply(
+    // a bar per backfilled model, only for people: never under --json or off a terminal
+    let bars = (!json && logging.bars_allowed())
+        .then(|| std::sync::Arc::new(crate::logging::BackfillBars::new()));
+    let progress = bars
+        .clone()
+        .map(|b| crate::apply::ProgressHook(std::sync::Arc::new(move |p| b.update(p))));
+    let applied = p.apply(
         &plan,
         crate::ApplyOptions {
             retries,
+            progress,
             ..Default::default()
         },
-    ) {
+    );
+    if let Some(b) = &bars {
+        b.clear();
+    }
+    match applied {
         Ok(out) => {
             emit(true, Some(&out));
             if !json {
@@ -578,7 +590,7 @@ fn run_command(dir: &std::path::Path, env: &str, retries: u32, json: bool) -> Ex
     ExitCode::from(code)
 }
 
-fn init_logging(level: LogLevel) {
+fn init_logging(level: LogLevel) -> crate::logging::Logging {
     let lvl = match level {
         LogLevel::Error => tracing::Level::ERROR,
         LogLevel::Warn => tracing::Level::WARN,
@@ -586,17 +598,12 @@ fn init_logging(level: LogLevel) {
         LogLevel::Debug => tracing::Level::DEBUG,
         LogLevel::Trace => tracing::Level::TRACE,
     };
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(lvl)
-        .with_ansi(stderr_color())
-        .with_target(false)
-        .try_init();
+    crate::logging::init(lvl)
 }
 
 /// Run the parsed command line and return the process exit code.
 pub fn run(cli: Cli) -> ExitCode {
-    init_logging(cli.log_level);
+    let logging = init_logging(cli.log_level);
     let dir = cli.project.clone().unwrap_or_else(|| PathBuf::from("."));
     match cli.command {
         Command::Check { json } => match crate::check(&dir) {
@@ -679,7 +686,7 @@ pub fn run(cli: Cli) -> ExitCode {
             flags,
             retries,
             json,
-        } => apply_command(&dir, &env, yes, &flags, json, retries),
+        } => apply_command(&dir, &env, yes, &flags, json, retries, logging),
         Command::Run { env, retries, json } => run_command(&dir, &env, retries, json),
         Command::Status { env, check, json } => {
             match Efmesh::open(&dir).and_then(|p| p.status(&env)) {

@@ -41,6 +41,7 @@ pub mod init;
 pub mod janitor;
 pub mod lake;
 pub mod lake_apply;
+pub mod logging;
 pub mod passport;
 pub mod plan_cache;
 pub mod plan_view;

@@ -132,7 +132,8 @@ fn killed_backfill_resumes(kill_at: usize) {
         .spawn()
         .unwrap();
     let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
-    let marker = format!("batch=\"{kill_at}/59\"");
+    // stderr is not a terminal, so each log line is logfmt: `... batch=17/59 interval=...`
+    let marker = format!(" batch={kill_at}/59 ");
     loop {
         let line = lines
             .next()
