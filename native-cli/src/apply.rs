@@ -293,6 +293,7 @@ fn run_batches(
         };
         let over = format!("batch {b}");
         let target = audits::Target {
+            env: cx.env,
             model: &a.model,
             relation: &audited,
             over: &over,
@@ -336,6 +337,10 @@ fn run_batches(
                         out.deferred.push(*b);
                     } else {
                         state.mark_done(pfp, *b)?;
+                        crate::metrics::global()
+                            .intervals_done
+                            .with_label_values(&[a.model.as_str(), cx.env])
+                            .inc_by(b.intervals(efmesh_core::interval::unit_of(m)).max(0) as u64);
                     }
                     break;
                 }
@@ -354,6 +359,10 @@ fn run_batches(
                 }
                 Err(WriteError::Engine(err)) => {
                     state.mark_failed(pfp, *b)?;
+                    crate::metrics::global()
+                        .intervals_failed
+                        .with_label_values(&[a.model.as_str(), cx.env])
+                        .inc_by(b.intervals(efmesh_core::interval::unit_of(m)).max(0) as u64);
                     // readers of the lake learn of the failure too; a failure to say so must
                     // not hide the batch's own error
                     if parquet && cx.lake.dir(i)?.manifest()?.is_some() {
@@ -916,6 +925,7 @@ pub fn apply_plan(
     opts: &ApplyOptions,
 ) -> Result<ApplyOutcome, Error> {
     let now = opts.now.unwrap_or_else(crate::clock::now);
+    crate::metrics::record_plan(plan);
     check_capabilities(project, plan, engine)?;
     let start_statements = engine.statements_issued();
     state.record_snapshots(&plan.new_snapshots)?;
@@ -993,6 +1003,9 @@ pub fn apply_plan(
         })?;
         // debug lines (the SQL each statement runs) carry the model they are for
         let _model = tracing::debug_span!("model", model = a.model.as_str()).entered();
+        let model_clock = Instant::now();
+        let labels = [a.model.as_str(), plan.env.as_str()];
+        let metrics = crate::metrics::global();
         let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
         let physical = &names[&a.model];
         let m = &project.models[i];
@@ -1006,6 +1019,7 @@ pub fn apply_plan(
         let whole_start = project.history_start(i).unwrap_or_default();
         let whole_end = complete_until(m, now);
         let whole_target = audits::Target {
+            env: &plan.env,
             model: &a.model,
             relation: physical,
             over: "whole",
@@ -1092,6 +1106,7 @@ pub fn apply_plan(
                 Err(WriteError::Engine(other)) => return Err(Error::Engine(other)),
             }
             state.mark_built(pfp, &a.model, &a.kind, Utc::now())?;
+            metrics.snapshots_built.with_label_values(&labels).inc();
             tracing::info!(
                 model = a.model.as_str(),
                 env = plan.env.as_str(),
@@ -1127,11 +1142,19 @@ pub fn apply_plan(
         }
         for r in &run.deferred {
             state.mark_done(pfp, *r)?;
+            metrics
+                .intervals_done
+                .with_label_values(&labels)
+                .inc_by(r.intervals(efmesh_core::interval::unit_of(m)).max(0) as u64);
         }
         if !run.deferred.is_empty() && is_parquet(project, i) {
             lake.refresh_manifest(engine, state, i)?;
         }
         batches.extend(run.done);
+        metrics
+            .model_build_duration
+            .with_label_values(&labels)
+            .set(model_clock.elapsed().as_secs_f64());
     }
 
     // reused physics that this promotion changes (a metadata change, a dev version going to
@@ -1155,6 +1178,7 @@ pub fn apply_plan(
             complete_until(m, now),
         );
         let target = audits::Target {
+            env: &plan.env,
             model: &a.model,
             relation: physical,
             over: "whole",

@@ -129,6 +129,7 @@ pub fn audit_env(
         let start = project.history_start(i).unwrap_or_default();
         let end = efmesh_core::interval::unit_of(m).floor(now);
         let target = audits::Target {
+            env,
             model: &m.name,
             relation: &relation,
             over: "whole",

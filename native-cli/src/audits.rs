@@ -112,6 +112,8 @@ impl std::fmt::Display for AuditResult {
 pub struct Target<'a> {
     /// The audited model.
     pub model: &'a str,
+    /// The environment the audit is for (a metrics label).
+    pub env: &'a str,
     /// The relation: a table or view name, or a parenthesized subquery (a batch).
     pub relation: &'a str,
     /// What the report says was audited.
@@ -140,6 +142,15 @@ pub fn run(engine: &mut dyn Engine, q: &AuditQuery, target: &Target) -> Result<A
             None,
         )?
         .count();
+    let result_label = match violations {
+        0 => "passed",
+        _ if q.blocking => "failed",
+        _ => "warned",
+    };
+    crate::metrics::global()
+        .audits
+        .with_label_values(&[target.model, target.env, result_label])
+        .inc();
     let mut result = AuditResult {
         model: target.model.into(),
         audit: q.display(),

@@ -115,6 +115,10 @@ pub enum Command {
         /// Print one JSON object on stdout.
         #[arg(long)]
         json: bool,
+        /// Write the command's metrics to this Prometheus textfile (node_exporter's textfile
+        /// collector), whatever the outcome.
+        #[arg(long, value_name = "PATH")]
+        metrics: Option<PathBuf>,
     },
     /// Show what each model an environment serves may be believed to answer: declared and
     /// effective `answerable`, coverage, and the model that imposed each limit.
@@ -137,6 +141,10 @@ pub enum Command {
         /// Print one JSON object on stdout (also for a tick that exits 2 or 3).
         #[arg(long)]
         json: bool,
+        /// Write the tick's metrics to this Prometheus textfile (node_exporter's textfile
+        /// collector), whatever the outcome.
+        #[arg(long, value_name = "PATH")]
+        metrics: Option<PathBuf>,
     },
     /// Is the environment healthy? The last applied plan, lag per incremental model, failed
     /// intervals, recent ticks and the lock.
@@ -524,6 +532,39 @@ fn fail(err: Error, json: bool) -> ExitCode {
     })
 }
 
+/// Run a command and, with `--metrics`, write the textfile whatever its outcome (read from its
+/// exit code); a file that cannot be written is a warning, never a failure.
+fn with_metrics(
+    command: &str,
+    env: &str,
+    path: Option<&std::path::Path>,
+    f: impl FnOnce() -> ExitCode,
+) -> ExitCode {
+    let clock = std::time::Instant::now();
+    let code = f();
+    if let Some(path) = path {
+        let outcome = if code == ExitCode::SUCCESS {
+            "ok"
+        } else if code == ExitCode::from(2) {
+            "awaiting-human"
+        } else if code == ExitCode::from(3) {
+            "lock-held"
+        } else {
+            "error"
+        };
+        let done = crate::metrics::Finished {
+            command,
+            env,
+            outcome,
+            duration: clock.elapsed(),
+        };
+        if let Err(e) = crate::metrics::write_file(path, &done) {
+            tracing::warn!(path = %path.display(), error = e.as_str(), "metrics not written");
+        }
+    }
+    code
+}
+
 fn run_command(dir: &std::path::Path, env: &str, retries: u32, json: bool) -> ExitCode {
     let started = chrono::Utc::now();
     let (report, error) = match Efmesh::open(dir) {
@@ -686,8 +727,18 @@ pub fn run(cli: Cli) -> ExitCode {
             flags,
             retries,
             json,
-        } => apply_command(&dir, &env, yes, &flags, json, retries, logging),
-        Command::Run { env, retries, json } => run_command(&dir, &env, retries, json),
+            metrics,
+        } => with_metrics("apply", &env, metrics.as_deref(), || {
+            apply_command(&dir, &env, yes, &flags, json, retries, logging)
+        }),
+        Command::Run {
+            env,
+            retries,
+            json,
+            metrics,
+        } => with_metrics("run", &env, metrics.as_deref(), || {
+            run_command(&dir, &env, retries, json)
+        }),
         Command::Status { env, check, json } => {
             match Efmesh::open(&dir).and_then(|p| p.status(&env)) {
                 Err(e) => fail(e, json),

@@ -42,6 +42,7 @@ pub mod janitor;
 pub mod lake;
 pub mod lake_apply;
 pub mod logging;
+pub mod metrics;
 pub mod passport;
 pub mod plan_cache;
 pub mod plan_view;

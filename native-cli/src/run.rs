@@ -199,6 +199,7 @@ fn tick(
         Ok(p) => p,
         Err(e) => return fail(report, e),
     };
+    crate::metrics::record_plan(&plan);
     let blockers: Vec<Blocker> = plan
         .actions
         .iter()

@@ -296,3 +296,189 @@ fn apply_and_restate_share_the_lock() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// Every sample of a textfile: (name, labels, value), parsed with a Prometheus text-format parser.
+fn samples(path: &Path) -> Vec<(String, std::collections::BTreeMap<String, String>, f64)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    // promtool, where Debian's prometheus package is installed, is the reference checker
+    if let Ok(out) = StdCommand::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::fs::File::open(path).unwrap())
+        .output()
+    {
+        assert!(
+            out.status.success(),
+            "promtool rejects the textfile:\n{}\n{text}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string()))).unwrap();
+    for s in &scrape.samples {
+        assert!(
+            scrape.docs.contains_key(&s.metric) || s.metric.ends_with("_total"),
+            "{} has HELP",
+            s.metric
+        );
+    }
+    scrape
+        .samples
+        .into_iter()
+        .map(|s| {
+            let v = match s.value {
+                prometheus_parse::Value::Counter(v)
+                | prometheus_parse::Value::Gauge(v)
+                | prometheus_parse::Value::Untyped(v) => v,
+                other => panic!("unexpected {other:?}"),
+            };
+            let labels = s
+                .labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            (s.metric, labels, v)
+        })
+        .collect()
+}
+
+fn value(
+    all: &[(String, std::collections::BTreeMap<String, String>, f64)],
+    name: &str,
+    labels: &[(&str, &str)],
+) -> Option<f64> {
+    all.iter()
+        .find(|(n, l, _)| {
+            n == name
+                && labels
+                    .iter()
+                    .all(|(k, v)| l.get(*k).map(String::as_str) == Some(*v))
+        })
+        .map(|(_, _, v)| *v)
+}
+
+#[test]
+fn metrics_textfiles_are_written_for_every_outcome_from_the_executor_s_registry() {
+    let p = project(&[(
+        "models/feed.sql",
+        "MODEL (name raw.feed, kind INCREMENTAL_BY_TIME_RANGE (time_column ts, batch_size 2), start '2026-01-01', cron '@daily', columns (id BIGINT, ts TIMESTAMP), audits (not_null(columns := (id))));
+SELECT range AS id, TIMESTAMP '2026-01-01' + to_hours(range) AS ts FROM range(2000) WHERE ts >= @start AND ts < @end",
+    )]);
+    let prom = p.path().join("metrics/efmesh.prom");
+    std::fs::create_dir_all(prom.parent().unwrap()).unwrap();
+    let prom_arg = prom.to_str().unwrap();
+    efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-06T00:00:00Z")
+        .args(["apply", "prod", "--yes", "--metrics", prom_arg])
+        .assert()
+        .success();
+    let m = samples(&prom);
+    let me = [("model", "raw.feed"), ("env", "prod")];
+    assert_eq!(
+        value(&m, "efmesh_intervals_done_total", &me),
+        Some(5.0),
+        "five days: {m:?}"
+    );
+    assert_eq!(value(&m, "efmesh_snapshots_built_total", &me), Some(1.0));
+    // one per-batch audit for each of 3 batches, and the whole-table one
+    assert_eq!(
+        value(
+            &m,
+            "efmesh_audits_total",
+            &[("model", "raw.feed"), ("env", "prod"), ("result", "passed")]
+        ),
+        Some(4.0)
+    );
+    assert!(value(&m, "efmesh_model_build_duration_seconds", &me).unwrap() > 0.0);
+    assert!(
+        value(
+            &m,
+            "efmesh_command_duration_seconds",
+            &[("command", "apply"), ("env", "prod")]
+        )
+        .unwrap()
+            > 0.0
+    );
+    assert_eq!(
+        value(
+            &m,
+            "efmesh_planned_models",
+            &[("env", "prod"), ("category", "added")]
+        ),
+        Some(1.0)
+    );
+    let ok_at = value(
+        &m,
+        "efmesh_last_run_timestamp_seconds",
+        &[("command", "apply"), ("outcome", "ok")],
+    )
+    .unwrap();
+    assert!(ok_at > 1.7e9);
+    assert!(
+        !p.path().join("metrics").read_dir().unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains("tmp")),
+        "no temp file left"
+    );
+
+    // a tick with nothing due writes the file too
+    efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-06T00:00:00Z")
+        .args(["run", "prod", "--metrics", prom_arg])
+        .assert()
+        .success();
+    let m = samples(&prom);
+    assert_eq!(
+        value(&m, "efmesh_intervals_done_total", &me),
+        None,
+        "nothing done in this process"
+    );
+    assert!(value(
+        &m,
+        "efmesh_last_run_timestamp_seconds",
+        &[("command", "run"), ("outcome", "ok")]
+    )
+    .is_some());
+
+    // a tick that exits 2 writes it, and the last success of each command is kept
+    let path = p.path().join("models/feed.sql");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("range(2000)", "range(2001)")).unwrap();
+    efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-07T00:00:00Z")
+        .args(["run", "prod", "--metrics", prom_arg])
+        .assert()
+        .code(2);
+    let m = samples(&prom);
+    assert!(value(
+        &m,
+        "efmesh_last_run_timestamp_seconds",
+        &[("command", "run"), ("outcome", "awaiting-human")]
+    )
+    .is_some());
+    assert_eq!(
+        value(
+            &m,
+            "efmesh_last_run_timestamp_seconds",
+            &[("command", "apply"), ("outcome", "ok")]
+        ),
+        Some(ok_at)
+    );
+    assert_eq!(
+        value(
+            &m,
+            "efmesh_planned_models",
+            &[("env", "prod"), ("category", "breaking")]
+        ),
+        Some(1.0)
+    );
+
+    // an unwritable path is a warning, not a failure
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-07T00:00:00Z")
+        .args(["run", "prod", "--metrics", "/nonexistent-dir/efmesh.prom"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "the tick's own outcome");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("metrics not written"));
+}

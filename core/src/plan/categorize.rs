@@ -30,6 +30,17 @@ pub enum Category {
 }
 
 impl Category {
+    /// Every category, in the order reports list them.
+    pub const ALL: &'static [Category] = &[
+        Category::Added,
+        Category::Removed,
+        Category::Breaking,
+        Category::NonBreaking,
+        Category::Indirect,
+        Category::MetadataOnly,
+        Category::Unchanged,
+    ];
+
     /// The label used in human output and `--json`.
     pub fn label(self) -> &'static str {
         match self {
