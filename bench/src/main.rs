@@ -9,6 +9,7 @@ mod eventlake;
 mod floor;
 mod generate;
 mod intervals;
+mod jobs;
 mod parquet_write;
 mod timing;
 
@@ -50,6 +51,26 @@ enum Cmd {
     /// `query_arrow` into the parquet crate's `ArrowWriter`, for one large file
     /// and for many 24-row files, in one process.
     ParquetWrite(ParquetWriteArgs),
+    /// `--jobs N` on a wide DAG: a cold `apply` of independent FULL models and a mart with
+    /// `--jobs 1`, `2` and `4`, median wall time and speed-up.
+    Jobs(JobsArgs),
+}
+
+/// Arguments of `jobs`.
+#[derive(Debug, Args)]
+struct JobsArgs {
+    /// Independent branches.
+    #[arg(long, default_value_t = 16)]
+    width: usize,
+    /// Rows each branch aggregates.
+    #[arg(long, default_value_t = 2_000_000)]
+    rows: u64,
+    /// Runs per setting (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// efmesh executable [default: `efmesh` next to this binary, else on PATH].
+    #[arg(long)]
+    efmesh: Option<PathBuf>,
 }
 
 /// Arguments of `parquet-write`.
@@ -182,6 +203,7 @@ fn main() -> ExitCode {
         Cmd::Intervals(args) => cmd_intervals(args),
         Cmd::Eventlake(args) => cmd_eventlake(args),
         Cmd::ParquetWrite(args) => cmd_parquet_write(args),
+        Cmd::Jobs(args) => cmd_jobs(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -190,6 +212,55 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `jobs`: time cold applies of a wide DAG with 1, 2 and 4 jobs.
+fn cmd_jobs(args: JobsArgs) -> Result<()> {
+    let efmesh = resolve_efmesh(args.efmesh.as_deref())?;
+    let tool = Tool::efmesh(efmesh);
+    let (_tmp, work) = work_dir(None, "efmesh-bench-jobs-")?;
+    let load_before = load_average();
+    let mut medians = vec![];
+    for jobs in [1usize, 2, 4] {
+        let mut times = vec![];
+        for r in 0..args.repeats {
+            let dir = work.join(format!("j{jobs}-r{r}"));
+            jobs::write_project(&dir, args.width, args.rows)?;
+            let j = jobs.to_string();
+            let argv = ["apply", "prod", "--yes", "--json", "--jobs", j.as_str()];
+            match tool.run_timeout(&dir, &argv, std::time::Duration::from_secs(600))? {
+                timing::Timed::Done(run) if run.output.status.success() => {
+                    jobs::verify(&run.output.stdout, args.width)?;
+                    times.push(run.elapsed.as_secs_f64());
+                }
+                timing::Timed::Done(run) => bail!(
+                    "--jobs {jobs} failed: {}",
+                    String::from_utf8_lossy(&run.output.stderr)
+                ),
+                timing::Timed::TimedOut(d) => bail!("--jobs {jobs} timed out after {d:?}"),
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        medians.push((jobs, times[times.len() / 2], times));
+    }
+    let base = medians[0].1;
+    println!(
+        "wide DAG: {} FULL branches x {} rows + 1 mart, cold `apply prod`, median of {} (load before: {})",
+        args.width,
+        args.rows,
+        args.repeats,
+        load_before.unwrap_or_else(|| "unknown".into())
+    );
+    println!("| --jobs | median | runs | speed-up vs --jobs 1 |\n|---:|---:|---|---:|");
+    for (jobs, median, times) in &medians {
+        let runs: Vec<String> = times.iter().map(|t| format!("{t:.2}")).collect();
+        println!(
+            "| {jobs} | {median:.2} s | {} | {:.2}x |",
+            runs.join(", "),
+            base / median
+        );
+    }
+    Ok(())
 }
 
 /// `eventlake`: write the example's fixture and say what a reader must find in it.

@@ -41,8 +41,8 @@ pub(crate) fn edge_literal(t: NaiveDateTime) -> String {
 }
 
 /// What every batch of one apply shares.
-struct BatchContext<'a> {
-    project: &'a Project,
+pub(crate) struct BatchContext<'a> {
+    pub(crate) project: &'a Project,
     names: &'a HashMap<String, String>,
     retries: u32,
     lake: &'a LakeContext<'a>,
@@ -655,6 +655,194 @@ fn evolve_schema(
     Ok(())
 }
 
+/// What building one model left behind, for the apply's report.
+#[derive(Default)]
+pub(crate) struct ModelDone {
+    /// Its physics was built (not only new intervals).
+    pub built: bool,
+    /// The batches computed.
+    pub batches: Vec<BatchDone>,
+    /// Non-blocking audit violations.
+    pub audit_warnings: Vec<AuditResult>,
+    /// Audits run.
+    pub audits_run: u64,
+}
+
+/// Build one model of the plan: its physics when new, then its batches, its whole-table
+/// audits, and its deferred done marks. One engine connection and one state connection; the
+/// DAG scheduler (`apply_dag`) calls it from several threads, each with its own.
+pub(crate) fn build_model(
+    cx: &BatchContext,
+    plan: &Plan,
+    a: &efmesh_core::plan::Action,
+    now: DateTime<Utc>,
+    engine: &mut dyn Engine,
+    state: &mut dyn StateStore,
+) -> Result<ModelDone, Error> {
+    let (project, names) = (cx.project, cx.names);
+    let mut out = ModelDone::default();
+    let i = project.index_of(&a.model).ok_or_else(|| {
+        Error::Render(format!("plan names `{}`, which the project lacks", a.model))
+    })?;
+    // debug lines (the SQL each statement runs) carry the model they are for
+    let _model = tracing::debug_span!("model", model = a.model.as_str()).entered();
+    let model_clock = Instant::now();
+    let labels = [a.model.as_str(), plan.env.as_str()];
+    let metrics = crate::metrics::global();
+    let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
+    let physical = &names[&a.model];
+    let m = &project.models[i];
+    let model_audits = ModelAudits::of(project, m);
+    let with_intervals = efmesh_core::plan::has_intervals(&m.kind);
+    if a.build || (with_intervals && !a.batches.is_empty()) {
+        cx.fenced()?;
+        check_contract(project, i, names, engine, now)?;
+    }
+    let resolve = physical_resolver(project, names);
+    let whole_start = project.history_start(i).unwrap_or_default();
+    let whole_end = complete_until(m, now);
+    let whole_target = audits::Target {
+        env: &plan.env,
+        model: &a.model,
+        relation: physical,
+        over: "whole",
+        dialect: project.config.dialect(),
+        resolve: &resolve,
+        interval: Range::new(whole_start, whole_end),
+    };
+    let fail = |failures| Error::AuditFailed {
+        env: plan.env.clone(),
+        failures,
+    };
+    if a.build {
+        crate::seeds::check_values(project, i, engine)?;
+        let sql = build_statement(project, i, physical, names, now)?;
+        let started = Instant::now();
+        tracing::info!(
+            model = a.model.as_str(),
+            env = plan.env.as_str(),
+            table = physical.as_str(),
+            "building"
+        );
+        // a table built whole is audited whole, inside the transaction that builds it
+        let checks: Vec<AuditQuery> = if with_intervals {
+            vec![]
+        } else {
+            let mut all = model_audits.per_batch.clone();
+            all.extend(
+                model_audits
+                    .whole
+                    .iter()
+                    .filter(|q| !q.scope.per_batch())
+                    .cloned(),
+            );
+            all
+        };
+        // a parquet version is built in a staging table, audited there, then written out
+        let parquet = is_parquet(project, i);
+        let stage = format!("{PHYSICAL_SCHEMA}.efmesh_stage_{}", naming::fp8(pfp));
+        let (sql, audited) = if parquet && !with_intervals {
+            cx.lake.dir(i)?;
+            (
+                build_statement(project, i, &stage, names, now)?,
+                stage.clone(),
+            )
+        } else {
+            (sql, physical.clone())
+        };
+        let build_target = audits::Target {
+            relation: &audited,
+            ..whole_target
+        };
+        let written = if parquet && with_intervals {
+            cx.lake
+                .create_incremental(engine, i, &shape_sql(project, i, names, now)?)
+                .map(|_| vec![])
+                .map_err(WriteError::Other)
+        } else {
+            write_audited(
+                engine,
+                &format!("building {}", a.model),
+                &[sql],
+                &[],
+                &checks,
+                &build_target,
+            )
+        };
+        let written = match written {
+            Ok(r) if parquet && !with_intervals => cx
+                .lake
+                .publish_whole(engine, state, i, &stage)
+                .map(|_| r)
+                .map_err(WriteError::Other),
+            other => other,
+        };
+        match written {
+            Ok(results) => out.audits_run += keep_warnings(results, &mut out.audit_warnings),
+            Err(WriteError::Audit(failures)) => return Err(fail(failures)),
+            Err(WriteError::Other(e)) => return Err(e),
+            Err(WriteError::Engine(EngineError::Statement { message, sql, .. })) => {
+                return Err(Error::Build {
+                    model: a.model.clone(),
+                    message,
+                    sql,
+                })
+            }
+            Err(WriteError::Engine(other)) => return Err(Error::Engine(other)),
+        }
+        state.mark_built(pfp, &a.model, &a.kind, Utc::now())?;
+        metrics.snapshots_built.with_label_values(&labels).inc();
+        tracing::info!(
+            model = a.model.as_str(),
+            env = plan.env.as_str(),
+            duration_ms = started.elapsed().as_millis() as u64,
+            "built"
+        );
+        out.built = true;
+    }
+    let run = run_batches(
+        cx,
+        i,
+        a,
+        physical,
+        &model_audits,
+        &mut out.audit_warnings,
+        state,
+        engine,
+    )
+    .map_err(|e| match e {
+        Error::AuditFailed { failures, .. } => fail(failures),
+        other => other,
+    })?;
+    out.audits_run += run.audits_run;
+    // history as a whole, before anything is promoted or (for deferred intervals) done
+    if with_intervals && !a.batches.is_empty() && !model_audits.whole.is_empty() {
+        out.audits_run += run_whole(
+            engine,
+            &model_audits.whole,
+            &whole_target,
+            &plan.env,
+            &mut out.audit_warnings,
+        )?;
+    }
+    for r in &run.deferred {
+        state.mark_done(pfp, *r)?;
+        metrics
+            .intervals_done
+            .with_label_values(&labels)
+            .inc_by(r.intervals(efmesh_core::interval::unit_of(m)).max(0) as u64);
+    }
+    if !run.deferred.is_empty() && is_parquet(project, i) {
+        cx.lake.refresh_manifest(engine, state, i)?;
+    }
+    out.batches = run.done;
+    metrics
+        .model_build_duration
+        .with_label_values(&labels)
+        .set(model_clock.elapsed().as_secs_f64());
+    Ok(out)
+}
+
 /// Options for applying a plan.
 #[derive(Debug, Clone, Default)]
 pub struct ApplyOptions {
@@ -671,6 +859,9 @@ pub struct ApplyOptions {
     /// The environment lock this apply runs under; checked before every write. `Efmesh::apply`
     /// takes the lock itself when this is `None`.
     pub fence: Option<crate::env_lock::Fence>,
+    /// How many models may build at once (`--jobs`); 0 and 1 build one at a time. A model
+    /// starts when its ancestors in the plan are done, on its own engine connection.
+    pub jobs: usize,
     /// Told how far each model's backfill is, so a front end (the CLI's progress bar) can show
     /// it without parsing logs.
     pub progress: Option<ProgressHook>,
@@ -993,168 +1184,27 @@ pub fn apply_plan(
             &format!("CREATE SCHEMA IF NOT EXISTS {PHYSICAL_SCHEMA}"),
         )?;
     }
-    for a in plan
+    let work: Vec<&efmesh_core::plan::Action> = plan
         .actions
         .iter()
         .filter(|a| a.build || !a.batches.is_empty())
-    {
-        let i = project.index_of(&a.model).ok_or_else(|| {
-            Error::Render(format!("plan names `{}`, which the project lacks", a.model))
-        })?;
-        // debug lines (the SQL each statement runs) carry the model they are for
-        let _model = tracing::debug_span!("model", model = a.model.as_str()).entered();
-        let model_clock = Instant::now();
-        let labels = [a.model.as_str(), plan.env.as_str()];
-        let metrics = crate::metrics::global();
-        let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
-        let physical = &names[&a.model];
-        let m = &project.models[i];
-        let model_audits = ModelAudits::of(project, m);
-        let with_intervals = efmesh_core::plan::has_intervals(&m.kind);
-        if a.build || (with_intervals && !a.batches.is_empty()) {
-            cx.fenced()?;
-            check_contract(project, i, &names, engine, now)?;
+        .collect();
+    let results = if opts.jobs > 1 && work.len() > 1 {
+        crate::apply_dag::run_parallel(&cx, plan, &work, now, opts.jobs, engine, state)?
+    } else {
+        let mut results = vec![];
+        for a in &work {
+            results.push(build_model(&cx, plan, a, now, engine, state)?);
         }
-        let resolve = physical_resolver(project, &names);
-        let whole_start = project.history_start(i).unwrap_or_default();
-        let whole_end = complete_until(m, now);
-        let whole_target = audits::Target {
-            env: &plan.env,
-            model: &a.model,
-            relation: physical,
-            over: "whole",
-            dialect: project.config.dialect(),
-            resolve: &resolve,
-            interval: Range::new(whole_start, whole_end),
-        };
-        let fail = |failures| Error::AuditFailed {
-            env: plan.env.clone(),
-            failures,
-        };
-        if a.build {
-            crate::seeds::check_values(project, i, engine)?;
-            let sql = build_statement(project, i, physical, &names, now)?;
-            let started = Instant::now();
-            tracing::info!(
-                model = a.model.as_str(),
-                env = plan.env.as_str(),
-                table = physical.as_str(),
-                "building"
-            );
-            // a table built whole is audited whole, inside the transaction that builds it
-            let checks: Vec<AuditQuery> = if with_intervals {
-                vec![]
-            } else {
-                let mut all = model_audits.per_batch.clone();
-                all.extend(
-                    model_audits
-                        .whole
-                        .iter()
-                        .filter(|q| !q.scope.per_batch())
-                        .cloned(),
-                );
-                all
-            };
-            // a parquet version is built in a staging table, audited there, then written out
-            let parquet = is_parquet(project, i);
-            let stage = format!("{PHYSICAL_SCHEMA}.efmesh_stage_{}", naming::fp8(pfp));
-            let (sql, audited) = if parquet && !with_intervals {
-                lake.dir(i)?;
-                (
-                    build_statement(project, i, &stage, &names, now)?,
-                    stage.clone(),
-                )
-            } else {
-                (sql, physical.clone())
-            };
-            let build_target = audits::Target {
-                relation: &audited,
-                ..whole_target
-            };
-            let written = if parquet && with_intervals {
-                lake.create_incremental(engine, i, &shape_sql(project, i, &names, now)?)
-                    .map(|_| vec![])
-                    .map_err(WriteError::Other)
-            } else {
-                write_audited(
-                    engine,
-                    &format!("building {}", a.model),
-                    &[sql],
-                    &[],
-                    &checks,
-                    &build_target,
-                )
-            };
-            let written = match written {
-                Ok(r) if parquet && !with_intervals => lake
-                    .publish_whole(engine, state, i, &stage)
-                    .map(|_| r)
-                    .map_err(WriteError::Other),
-                other => other,
-            };
-            match written {
-                Ok(results) => audits_run += keep_warnings(results, &mut audit_warnings),
-                Err(WriteError::Audit(failures)) => return Err(fail(failures)),
-                Err(WriteError::Other(e)) => return Err(e),
-                Err(WriteError::Engine(EngineError::Statement { message, sql, .. })) => {
-                    return Err(Error::Build {
-                        model: a.model.clone(),
-                        message,
-                        sql,
-                    })
-                }
-                Err(WriteError::Engine(other)) => return Err(Error::Engine(other)),
-            }
-            state.mark_built(pfp, &a.model, &a.kind, Utc::now())?;
-            metrics.snapshots_built.with_label_values(&labels).inc();
-            tracing::info!(
-                model = a.model.as_str(),
-                env = plan.env.as_str(),
-                duration_ms = started.elapsed().as_millis() as u64,
-                "built"
-            );
+        results
+    };
+    for (a, done) in work.iter().zip(results) {
+        if done.built {
             built.push(a.model.clone());
         }
-        let run = run_batches(
-            &cx,
-            i,
-            a,
-            physical,
-            &model_audits,
-            &mut audit_warnings,
-            state,
-            engine,
-        )
-        .map_err(|e| match e {
-            Error::AuditFailed { failures, .. } => fail(failures),
-            other => other,
-        })?;
-        audits_run += run.audits_run;
-        // history as a whole, before anything is promoted or (for deferred intervals) done
-        if with_intervals && !a.batches.is_empty() && !model_audits.whole.is_empty() {
-            audits_run += run_whole(
-                engine,
-                &model_audits.whole,
-                &whole_target,
-                &plan.env,
-                &mut audit_warnings,
-            )?;
-        }
-        for r in &run.deferred {
-            state.mark_done(pfp, *r)?;
-            metrics
-                .intervals_done
-                .with_label_values(&labels)
-                .inc_by(r.intervals(efmesh_core::interval::unit_of(m)).max(0) as u64);
-        }
-        if !run.deferred.is_empty() && is_parquet(project, i) {
-            lake.refresh_manifest(engine, state, i)?;
-        }
-        batches.extend(run.done);
-        metrics
-            .model_build_duration
-            .with_label_values(&labels)
-            .set(model_clock.elapsed().as_secs_f64());
+        batches.extend(done.batches);
+        audit_warnings.extend(done.audit_warnings);
+        audits_run += done.audits_run;
     }
 
     // reused physics that this promotion changes (a metadata change, a dev version going to
@@ -1277,6 +1327,9 @@ mod tests {
     impl Engine for NoFiles {
         fn name(&self) -> &'static str {
             "NoFiles"
+        }
+        fn another_connection(&self) -> Result<Box<dyn Engine + Send>, EngineError> {
+            Ok(Box::new(NoFiles))
         }
         fn supports(&self, f: EngineFeature) -> bool {
             f != EngineFeature::FileSources

@@ -115,6 +115,11 @@ pub enum Command {
         /// Print one JSON object on stdout.
         #[arg(long)]
         json: bool,
+        /// Build up to N models at once: a model starts when its parents in the plan are ready,
+        /// independent branches build in parallel, and a failed model blocks only its
+        /// descendants.
+        #[arg(short = 'j', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+        jobs: u16,
         /// Write the command's metrics to this Prometheus textfile (node_exporter's textfile
         /// collector), whatever the outcome.
         #[arg(long, value_name = "PATH")]
@@ -141,6 +146,11 @@ pub enum Command {
         /// Print one JSON object on stdout (also for a tick that exits 2 or 3).
         #[arg(long)]
         json: bool,
+        /// Build up to N models at once: a model starts when its parents in the plan are ready,
+        /// independent branches build in parallel, and a failed model blocks only its
+        /// descendants.
+        #[arg(short = 'j', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+        jobs: u16,
         /// Write the tick's metrics to this Prometheus textfile (node_exporter's textfile
         /// collector), whatever the outcome.
         #[arg(long, value_name = "PATH")]
@@ -344,6 +354,7 @@ impl PlanFlags {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn apply_command(
     dir: &std::path::Path,
     env: &str,
@@ -351,6 +362,7 @@ fn apply_command(
     flags: &PlanFlags,
     json: bool,
     retries: u32,
+    jobs: usize,
     logging: crate::logging::Logging,
 ) -> ExitCode {
     let planned = flags
@@ -420,6 +432,7 @@ fn apply_command(
         crate::ApplyOptions {
             retries,
             progress,
+            jobs,
             ..Default::default()
         },
     );
@@ -565,10 +578,16 @@ fn with_metrics(
     code
 }
 
-fn run_command(dir: &std::path::Path, env: &str, retries: u32, json: bool) -> ExitCode {
+fn run_command(
+    dir: &std::path::Path,
+    env: &str,
+    retries: u32,
+    jobs: usize,
+    json: bool,
+) -> ExitCode {
     let started = chrono::Utc::now();
     let (report, error) = match Efmesh::open(dir) {
-        Ok(ef) => ef.run(env, &crate::run::RunOptions { retries }),
+        Ok(ef) => ef.run(env, &crate::run::RunOptions { retries, jobs }),
         Err(e) => {
             let report = crate::run::journal_load_failure(dir, env, started, &e);
             if !json {
@@ -727,17 +746,28 @@ pub fn run(cli: Cli) -> ExitCode {
             flags,
             retries,
             json,
+            jobs,
             metrics,
         } => with_metrics("apply", &env, metrics.as_deref(), || {
-            apply_command(&dir, &env, yes, &flags, json, retries, logging)
+            apply_command(
+                &dir,
+                &env,
+                yes,
+                &flags,
+                json,
+                retries,
+                jobs as usize,
+                logging,
+            )
         }),
         Command::Run {
             env,
             retries,
             json,
+            jobs,
             metrics,
         } => with_metrics("run", &env, metrics.as_deref(), || {
-            run_command(&dir, &env, retries, json)
+            run_command(&dir, &env, retries, jobs as usize, json)
         }),
         Command::Status { env, check, json } => {
             match Efmesh::open(&dir).and_then(|p| p.status(&env)) {

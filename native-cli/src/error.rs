@@ -139,6 +139,15 @@ pub enum Error {
         /// What went wrong (the engine names an unreadable file).
         message: String,
     },
+    /// With `--jobs`, several models failed, or one failed and blocked its descendants; every
+    /// other model was built. Nothing was promoted.
+    #[error("{} model(s) failed{}; the environment was not changed:{}", errors.len(), if blocked.is_empty() { String::new() } else { format!(" and {} descendant(s) were not built ({})", blocked.len(), blocked.join(", ")) }, errors.iter().map(|e| format!("\n  {}", e.to_string().replace('\n', "\n  "))).collect::<String>())]
+    ModelsFailed {
+        /// Each failure, in plan order.
+        errors: Vec<Error>,
+        /// Models not built because an ancestor failed.
+        blocked: Vec<String>,
+    },
     /// Another live process holds the environment's lock (an apply, run or restate).
     #[error("environment `{}` is locked by {} since {} (lease expires {})", lock.env, lock.holder, lock.acquired_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true), lock.expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))]
     LockHeld {
@@ -223,6 +232,7 @@ impl Error {
             Error::Unsupported(_) => "unsupported",
             Error::AwaitingConfirmation { .. } => "awaiting-confirmation",
             Error::LockHeld { .. } => "lock-held",
+            Error::ModelsFailed { .. } => "models-failed",
             Error::LockLost { .. } => "lock-lost",
             Error::NoMaintenance { .. } => "no-maintenance",
             Error::Compact { .. } => "compact",
@@ -259,6 +269,7 @@ impl Error {
             }
             Error::Plan(_) => Some("upgrade efmesh".into()),
             Error::AwaitingConfirmation { .. } => Some("review it with `efmesh plan`, then rerun with --yes".into()),
+            Error::ModelsFailed { .. } => Some("fix the models above and apply again: everything that was built is kept and reused".into()),
             Error::LockHeld { .. } => Some("wait for it to finish and run again; a holder that was killed loses the lock when its lease expires (`EFMESH_LOCK_TTL_SECONDS`, default 120)".into()),
             Error::LockLost { .. } => Some("the process stalled longer than the lock's lease (`EFMESH_LOCK_TTL_SECONDS`); run again: finished intervals are kept".into()),
             Error::NoMaintenance { .. } => Some("only an EXTERNAL model reading parquet files can be compacted: add `maintenance (partition_key day, unique_key (id), order received_at)` to its MODEL block (README: `efmesh compact`)".into()),

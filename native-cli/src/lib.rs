@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod apply;
+mod apply_dag;
 pub mod audit_env;
 pub mod audits;
 pub mod cli;

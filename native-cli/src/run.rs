@@ -19,6 +19,8 @@ use serde::Serialize;
 pub struct RunOptions {
     /// How often a failed batch write is retried before the tick fails.
     pub retries: u32,
+    /// How many models may build at once (see `ApplyOptions::jobs`).
+    pub jobs: usize,
 }
 
 /// What one model's work in a tick was.
@@ -227,6 +229,7 @@ fn tick(
         &plan,
         ApplyOptions {
             retries: opts.retries,
+            jobs: opts.jobs,
             applied_by: Some(format!("efmesh run ({})", lock.info().holder)),
             fence: Some(lock.fence()),
             ..Default::default()

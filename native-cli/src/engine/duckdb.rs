@@ -8,6 +8,9 @@ use std::path::Path;
 pub struct DuckDbEngine {
     conn: ::duckdb::Connection,
     statements: u64,
+    /// The statements that configured the connection (search path, extensions, settings),
+    /// replayed on every other connection made from it.
+    setup: Vec<(String, String)>,
 }
 
 impl DuckDbEngine {
@@ -36,6 +39,7 @@ impl DuckDbEngine {
         let mut engine = DuckDbEngine {
             conn,
             statements: 0,
+            setup: vec![],
         };
         let root_lit = format!("'{}'", root.display().to_string().replace('\'', "''"));
         engine
@@ -68,6 +72,20 @@ impl DuckDbEngine {
                     target: target.clone(),
                     message: format!("setting `{k}`: {e}"),
                 })?;
+        }
+        engine.setup.push((
+            "configuring the engine".into(),
+            format!("SET file_search_path = {root_lit}"),
+        ));
+        for ext in &config.extensions {
+            engine
+                .setup
+                .push((format!("loading extension {ext}"), format!("LOAD {ext}")));
+        }
+        for (k, v) in &config.settings {
+            engine
+                .setup
+                .push((format!("applying setting {k}"), format!("SET {k} = {v}")));
         }
         Ok(engine)
     }
@@ -106,6 +124,22 @@ impl DuckDbEngine {
 impl Engine for DuckDbEngine {
     fn name(&self) -> &'static str {
         "DuckDB"
+    }
+
+    fn another_connection(&self) -> Result<Box<dyn Engine + Send>, EngineError> {
+        let conn = self.conn.try_clone().map_err(|e| EngineError::Connect {
+            target: "another connection to the database".into(),
+            message: e.to_string(),
+        })?;
+        let mut other = DuckDbEngine {
+            conn,
+            statements: 0,
+            setup: self.setup.clone(),
+        };
+        for (context, sql) in &self.setup {
+            other.execute(context, sql)?;
+        }
+        Ok(Box::new(other))
     }
 
     fn supports(&self, _feature: EngineFeature) -> bool {

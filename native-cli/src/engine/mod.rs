@@ -72,6 +72,9 @@ impl Rows {
 pub trait Engine {
     /// The engine's name for messages.
     fn name(&self) -> &'static str;
+    /// Another connection to the same database, set up like this one, for a worker that
+    /// builds models in parallel (`--jobs`).
+    fn another_connection(&self) -> Result<Box<dyn Engine + Send>, EngineError>;
     /// Whether the engine has a capability.
     fn supports(&self, feature: EngineFeature) -> bool;
     /// Run statements as one transaction: all of them take effect, or none.

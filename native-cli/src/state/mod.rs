@@ -192,6 +192,8 @@ pub struct RunRecord {
 
 /// Everything efmesh keeps between runs.
 pub trait StateStore {
+    /// Another connection to the same store, for a worker thread (`--jobs`).
+    fn reopen(&self) -> Result<Box<dyn StateStore + Send>, StateError>;
     /// The environment's pointers, without payloads (empty when it does not exist).
     fn environment(&mut self, env: &str) -> Result<BTreeMap<String, Pointer>, StateError>;
     /// Stored snapshots for these fingerprints (unknown ones are absent).

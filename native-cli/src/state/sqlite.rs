@@ -85,6 +85,7 @@ const MIGRATIONS: &[&str] = &[
 pub struct SqliteState {
     conn: Connection,
     location: String,
+    path: PathBuf,
 }
 
 fn ts(t: DateTime<Utc>) -> String {
@@ -200,7 +201,11 @@ impl SqliteState {
             }
             Some(v) => return Err(StateError::TooNew { location, found: v }),
         }
-        Ok(SqliteState { conn, location })
+        Ok(SqliteState {
+            conn,
+            location,
+            path: path.to_path_buf(),
+        })
     }
 
     /// Upgrade the store at `path` to [`STATE_VERSION`], copying the file to a timestamped
@@ -351,6 +356,10 @@ fn write_ledger(conn: &Connection, pfp: &str, ledger: &Ledger, now: &str) -> rus
 const REFERENCED: &str = "SELECT s.physical_fingerprint FROM environments e JOIN snapshots s ON s.fingerprint = e.fingerprint";
 
 impl StateStore for SqliteState {
+    fn reopen(&self) -> Result<Box<dyn StateStore + Send>, StateError> {
+        Ok(Box::new(SqliteState::open(&self.path)?))
+    }
+
     fn environment(&mut self, env: &str) -> Result<BTreeMap<String, Pointer>, StateError> {
         read_environment(&self.conn, env).map_err(|e| self.err(e))
     }
