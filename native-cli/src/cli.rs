@@ -584,10 +584,24 @@ fn run_command(
     retries: u32,
     jobs: usize,
     json: bool,
+    logging: crate::logging::Logging,
 ) -> ExitCode {
     let started = chrono::Utc::now();
+    // the same bars as apply: only for people, never under --json or off a terminal
+    let bars = (!json && logging.bars_allowed())
+        .then(|| std::sync::Arc::new(crate::logging::BackfillBars::new()));
+    let progress = bars
+        .clone()
+        .map(|b| crate::apply::ProgressHook(std::sync::Arc::new(move |p| b.update(p))));
     let (report, error) = match Efmesh::open(dir) {
-        Ok(ef) => ef.run(env, &crate::run::RunOptions { retries, jobs }),
+        Ok(ef) => ef.run(
+            env,
+            &crate::run::RunOptions {
+                retries,
+                jobs,
+                progress,
+            },
+        ),
         Err(e) => {
             let report = crate::run::journal_load_failure(dir, env, started, &e);
             if !json {
@@ -597,6 +611,9 @@ fn run_command(
             (report, Some(e))
         }
     };
+    if let Some(b) = &bars {
+        b.clear();
+    }
     use crate::state::Outcome;
     let code = match report.outcome {
         Outcome::Ok => 0,
@@ -767,7 +784,7 @@ pub fn run(cli: Cli) -> ExitCode {
             jobs,
             metrics,
         } => with_metrics("run", &env, metrics.as_deref(), || {
-            run_command(&dir, &env, retries, jobs as usize, json)
+            run_command(&dir, &env, retries, jobs as usize, json, logging)
         }),
         Command::Status { env, check, json } => {
             match Efmesh::open(&dir).and_then(|p| p.status(&env)) {

@@ -21,6 +21,8 @@ pub struct RunOptions {
     pub retries: u32,
     /// How many models may build at once (see `ApplyOptions::jobs`).
     pub jobs: usize,
+    /// Told how far each backfill is (the CLI's progress bar).
+    pub progress: Option<crate::apply::ProgressHook>,
 }
 
 /// What one model's work in a tick was.
@@ -99,6 +101,8 @@ pub struct RunReport {
     pub outcome: Outcome,
     /// What was computed, per model (empty when nothing was due).
     pub processed: Vec<Processed>,
+    /// Models whose physics the tick had to (re)build, such as a table the janitor dropped.
+    pub built: Vec<String>,
     /// The unapplied changes that stopped the tick (`awaiting-human`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked_by: Option<Vec<Blocker>>,
@@ -129,6 +133,7 @@ pub fn journal_load_failure(
         env: env.into(),
         outcome: Outcome::Error,
         processed: vec![],
+        built: vec![],
         blocked_by: None,
         lock: None,
         error: Some(RunFailure::of(e)),
@@ -172,6 +177,7 @@ fn tick(
         env: env.into(),
         outcome: Outcome::Ok,
         processed: vec![],
+        built: vec![],
         blocked_by: None,
         lock: None,
         error: None,
@@ -230,6 +236,7 @@ fn tick(
         ApplyOptions {
             retries: opts.retries,
             jobs: opts.jobs,
+            progress: opts.progress.clone(),
             applied_by: Some(format!("efmesh run ({})", lock.info().holder)),
             fence: Some(lock.fence()),
             ..Default::default()
@@ -249,6 +256,7 @@ fn tick(
                 }
             }
             report.processed = processed;
+            report.built = out.built;
             (report, None)
         }
         Err(e) => fail(report, e),

@@ -333,3 +333,31 @@ fn at_a_terminal_no_color_and_json_are_respected() {
         "no bar under --json:\n{out}"
     );
 }
+
+#[test]
+fn a_run_tick_at_a_terminal_draws_the_same_bar() {
+    let p = backfill_project(1);
+    // prod serves the model through 2026-01-02; the tick at NOW has 27 days to compute
+    efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-02T00:00:00Z")
+        .args(["apply", "prod", "--yes"])
+        .assert()
+        .success();
+    let out = at_a_terminal(p.path(), "run prod", &[]);
+    assert!(
+        out.contains("m.daily [") && out.contains("/27 intervals, ETA"),
+        "a bar for the tick's 27-batch backfill:\n{out}"
+    );
+    assert!(out.contains("computed 27 batch(es)"), "{out}");
+    let out = at_a_terminal(
+        p.path(),
+        "run prod --json",
+        &[("EFMESH_NOW", "2026-02-10T00:00:00Z")],
+    );
+    assert!(out.contains("\"outcome\": \"ok\""), "{out}");
+    assert_eq!(out.matches("backfilling").count(), 12, "a multi-batch tick: {out}");
+    assert!(
+        !out.contains("intervals, ETA"),
+        "no bar under --json:\n{out}"
+    );
+}
