@@ -89,7 +89,11 @@ impl EnvLock {
     /// Take `env`'s lock in the store at `state_path`, or fail with [`Error::LockHeld`] naming
     /// the live holder.
     pub fn acquire(state_path: PathBuf, env: &str) -> Result<EnvLock, Error> {
-        let ttl = ttl();
+        Self::acquire_for(state_path, env, ttl())
+    }
+
+    /// [`EnvLock::acquire`] with an explicit lease length.
+    pub fn acquire_for(state_path: PathBuf, env: &str, ttl: Duration) -> Result<EnvLock, Error> {
         let chrono_ttl = chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::seconds(120));
         let holder = holder_id();
         let mut state = SqliteState::open(&state_path)?;
@@ -207,5 +211,58 @@ impl Drop for EnvLock {
                 tracing::warn!(env = info.env.as_str(), error = %e, "could not release the environment lock; it expires with its lease")
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_holder_whose_lease_was_taken_trips_its_fence_instead_of_writing_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.sqlite");
+        let lock = EnvLock::acquire_for(path.clone(), "prod", Duration::from_millis(900)).unwrap();
+        let fence = lock.fence();
+        // the heartbeat keeps a live holder's lease: still ours well after one ttl
+        std::thread::sleep(Duration::from_millis(1200));
+        fence.check().expect("renewed by the heartbeat");
+        assert!(matches!(
+            EnvLock::acquire_for(path.clone(), "prod", Duration::from_secs(5)),
+            Err(Error::LockHeld { .. })
+        ));
+        // a stall: the lease lapses in the store and another process takes the lock
+        let mut other = SqliteState::open(&path).unwrap();
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute(
+                "UPDATE locks SET expires_at = '2000-01-01T00:00:00.000000Z'",
+                [],
+            )
+            .unwrap();
+        let LockAttempt::Acquired(theirs) = other
+            .acquire_lock(
+                "prod",
+                "someone else",
+                Utc::now(),
+                chrono::Duration::seconds(60),
+            )
+            .unwrap()
+        else {
+            panic!("a lapsed lock is free")
+        };
+        assert_eq!(theirs.lease, lock.info().lease + 1);
+        // our next renewal is refused (fenced), and the executor's next check stops it
+        std::thread::sleep(Duration::from_millis(700));
+        match fence.check() {
+            Err(Error::LockLost { lease, .. }) => assert_eq!(lease, lock.info().lease),
+            other => panic!("expected lock-lost, got {other:?}"),
+        }
+        // dropping ours does not release theirs
+        drop(lock);
+        assert_eq!(
+            other.lock_info("prod").unwrap().unwrap().holder,
+            "someone else"
+        );
     }
 }

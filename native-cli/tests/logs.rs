@@ -355,7 +355,11 @@ fn a_run_tick_at_a_terminal_draws_the_same_bar() {
         &[("EFMESH_NOW", "2026-02-10T00:00:00Z")],
     );
     assert!(out.contains("\"outcome\": \"ok\""), "{out}");
-    assert_eq!(out.matches("backfilling").count(), 12, "a multi-batch tick: {out}");
+    assert_eq!(
+        out.matches("backfilling").count(),
+        12,
+        "a multi-batch tick: {out}"
+    );
     assert!(
         !out.contains("intervals, ETA"),
         "no bar under --json:\n{out}"
