@@ -790,7 +790,8 @@ pub(crate) fn build_model(
             }
             Err(WriteError::Engine(other)) => return Err(Error::Engine(other)),
         }
-        state.mark_built(pfp, &a.model, &a.kind, Utc::now())?;
+        // the apply's clock, which a FULL model's cron is measured from
+        state.mark_built(pfp, &a.model, &a.kind, now)?;
         metrics.snapshots_built.with_label_values(&labels).inc();
         tracing::info!(
             model = a.model.as_str(),

@@ -101,7 +101,8 @@ pub struct RunReport {
     pub outcome: Outcome,
     /// What was computed, per model (empty when nothing was due).
     pub processed: Vec<Processed>,
-    /// Models whose physics the tick had to (re)build, such as a table the janitor dropped.
+    /// Models whose tables the tick rebuilt: FULL models whose cron came round, and physics
+    /// the janitor had dropped.
     pub built: Vec<String>,
     /// The unapplied changes that stopped the tick (`awaiting-human`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -227,6 +228,17 @@ fn tick(
         report.blocked_by = Some(blockers);
         return (report, None);
     }
+    // FULL models whose cron came round since they were built are rebuilt in place
+    let mut plan = plan;
+    match full_models_due(ef, &plan) {
+        Ok(due) => {
+            for a in plan.actions.iter_mut().filter(|a| due.contains(&a.model)) {
+                tracing::info!(env, model = a.model.as_str(), "cron due; refreshing");
+                a.build = true;
+            }
+        }
+        Err(e) => return fail(report, e),
+    }
     if !plan.has_changes() {
         tracing::info!(env, "nothing is due");
         return (report, None);
@@ -261,6 +273,46 @@ fn tick(
         }
         Err(e) => fail(report, e),
     }
+}
+
+/// The FULL models of `plan` (unchanged, already built) whose `cron` (UTC; `@daily` when
+/// unset, as in SQLMesh) has fired since their physics was last built.
+fn full_models_due(ef: &Efmesh, plan: &efmesh_core::plan::Plan) -> Result<Vec<String>, Error> {
+    let project = ef.project_for(&plan.env)?;
+    let now = crate::clock::now();
+    let candidates: Vec<(&str, &str, &str)> = plan
+        .actions
+        .iter()
+        .filter(|a| a.category == Category::Unchanged && !a.build && a.kind == "FULL")
+        .filter_map(|a| {
+            let m = project.models.iter().find(|m| m.name == a.model)?;
+            Some((
+                a.model.as_str(),
+                a.physical_fingerprint.as_deref()?,
+                m.cron.as_deref().unwrap_or("@daily"),
+            ))
+        })
+        .collect();
+    if candidates.is_empty() {
+        return Ok(vec![]);
+    }
+    let pfps: Vec<String> = candidates.iter().map(|(_, p, _)| p.to_string()).collect();
+    let built = ef.state()?.built_times(&pfps)?;
+    let mut due = vec![];
+    for (model, pfp, cron) in candidates {
+        let expr = match crate::schedule::CronExpr::parse(cron) {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::warn!(model, cron, error = %e, "cannot read the model's cron; it is not refreshed on a schedule");
+                continue;
+            }
+        };
+        let next = built.get(pfp).and_then(|t| expr.next_after_utc(*t));
+        if next.is_some_and(|next| next <= now) {
+            due.push(model.to_string());
+        }
+    }
+    Ok(due)
 }
 
 fn journal(ef: &Efmesh, report: &RunReport) -> Result<(), Error> {

@@ -158,6 +158,11 @@ impl CronExpr {
         })
     }
 
+    /// The first run strictly after `t`, in UTC (how a model's `cron` is read).
+    pub fn next_after_utc(&self, t: DateTime<chrono::Utc>) -> Option<DateTime<chrono::Utc>> {
+        self.cron.find_next_occurrence(&t, false).ok()
+    }
+
     /// The expression as written into the crontab.
     pub fn as_str(&self) -> &str {
         &self.text

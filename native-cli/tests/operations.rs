@@ -482,3 +482,54 @@ SELECT range AS id, TIMESTAMP '2026-01-01' + to_hours(range) AS ts FROM range(20
     assert_eq!(out.status.code(), Some(2), "the tick's own outcome");
     assert!(String::from_utf8_lossy(&out.stderr).contains("metrics not written"));
 }
+
+#[test]
+fn a_tick_refreshes_a_full_model_when_its_cron_comes_round() {
+    let p = project(&[
+        (
+            "models/feed.sql",
+            "MODEL (name raw.feed, kind INCREMENTAL_BY_TIME_RANGE (time_column ts), start '2026-01-01', cron '@daily', columns (id BIGINT, ts TIMESTAMP));
+SELECT range AS id, TIMESTAMP '2026-01-01' + to_hours(range) AS ts FROM range(2000) WHERE ts >= @start AND ts < @end",
+        ),
+        (
+            "models/total.sql",
+            "MODEL (name mart.total, kind FULL, cron '@daily');\nSELECT count(*) AS n FROM raw.feed",
+        ),
+        (
+            "models/weekly.sql",
+            "MODEL (name mart.weekly, kind FULL, cron '0 0 * * 1');\nSELECT count(*) AS n FROM raw.feed",
+        ),
+    ]);
+    let total = |dir: &Path, t: &str| {
+        let cfg = efmesh_core::config::Config::defaults("t").engine;
+        let mut e = efmesh::engine::duckdb::DuckDbEngine::open(dir, "efmesh.duckdb", &cfg).unwrap();
+        e.query_strings(&format!("SELECT n::VARCHAR FROM {t}"))
+            .unwrap()[0]
+            .clone()
+            .unwrap()
+    };
+    // Friday 2026-01-02: one day of the feed
+    apply_at(p.path(), "2026-01-02T00:00:00Z");
+    assert_eq!(total(p.path(), "mart.total"), "24");
+    // later the same day: nothing is due, the FULL models are not rebuilt
+    let (code, v) = run_json(p.path(), "2026-01-02T12:00:00Z");
+    assert_eq!((code, &v["built"]), (0, &serde_json::json!([])), "{v}");
+    // Sunday: two more days of the feed, and the daily mart's cron came round; the weekly
+    // one (Mondays) did not
+    let (code, v) = run_json(p.path(), "2026-01-04T01:00:00Z");
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["built"], serde_json::json!(["mart.total"]), "{v}");
+    assert_eq!(total(p.path(), "mart.total"), "72");
+    assert_eq!(total(p.path(), "mart.weekly"), "24");
+    // Monday: the weekly one too
+    let (_, v) = run_json(p.path(), "2026-01-05T00:30:00Z");
+    let mut built: Vec<&str> = v["built"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    built.sort();
+    assert_eq!(built, ["mart.total", "mart.weekly"], "{v}");
+    assert_eq!(total(p.path(), "mart.weekly"), "96");
+}

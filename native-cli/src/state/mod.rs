@@ -203,6 +203,11 @@ pub trait StateStore {
     ) -> Result<HashMap<String, StoredSnapshot>, StateError>;
     /// Physical fingerprints whose physics has been built.
     fn built_physics(&mut self) -> Result<HashSet<String>, StateError>;
+    /// When each of these physics was last built (absent: never), for FULL models' crons.
+    fn built_times(
+        &mut self,
+        physical_fingerprints: &[String],
+    ) -> Result<HashMap<String, DateTime<Utc>>, StateError>;
     /// Record new snapshots (idempotent).
     fn record_snapshots(&mut self, snapshots: &[NewSnapshot]) -> Result<(), StateError>;
     /// Protect physics an apply relies on from the janitor; fails when a janitor claimed it.

@@ -433,6 +433,30 @@ impl StateStore for SqliteState {
         rows.map_err(|e| self.err(e))
     }
 
+    fn built_times(
+        &mut self,
+        physical_fingerprints: &[String],
+    ) -> Result<HashMap<String, DateTime<Utc>>, StateError> {
+        let mut out = HashMap::new();
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT built_at FROM physics WHERE physical_fingerprint = ?1 AND built_at IS NOT NULL")
+            .map_err(|e| self.err(e))?;
+        for pfp in physical_fingerprints {
+            let at: Option<String> = stmt
+                .query_row(params![pfp], |r| r.get(0))
+                .optional()
+                .map_err(|e| StateError::Store {
+                    location: self.location.clone(),
+                    message: e.to_string(),
+                })?;
+            if let Some(t) = at.as_deref().and_then(parse_ts) {
+                out.insert(pfp.clone(), t);
+            }
+        }
+        Ok(out)
+    }
+
     fn record_snapshots(&mut self, snapshots: &[NewSnapshot]) -> Result<(), StateError> {
         let now = ts(Utc::now());
         let location = self.location.clone();
