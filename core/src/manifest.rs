@@ -238,8 +238,10 @@ impl Manifest {
     }
 }
 
-/// The kinds a MODEL block can declare, as manifests spell them.
-const KINDS: &[&str] = &[
+/// The kinds a MODEL block can declare, as manifests spell them: the canonical names
+/// `Kind::name` writes (aliases such as `SCD_TYPE_2_BY_TIME` are read as one of these).
+/// Feature-free, so the browser validates `kind` without the SQL-analysis half.
+pub const KINDS: &[&str] = &[
     "FULL",
     "VIEW",
     "EMBEDDED",

@@ -69,19 +69,16 @@ fn corpus_fingerprints_are_frozen() {
 
     // the corpus covers what the golden test promises to cover
     let kinds: std::collections::BTreeSet<&str> = p.models.iter().map(|m| m.kind.name()).collect();
-    for k in [
-        "FULL",
-        "VIEW",
-        "EMBEDDED",
-        "INCREMENTAL_BY_TIME_RANGE",
-        "INCREMENTAL_BY_UNIQUE_KEY",
-        "SCD_TYPE_2",
-        "SCD_TYPE_2_BY_COLUMN",
-        "SEED",
-        "EXTERNAL",
-    ] {
+    // every canonical kind (the names manifests accept), and nothing else
+    for k in efmesh_core::manifest::KINDS {
         assert!(kinds.contains(k), "corpus lacks a {k} model");
     }
+    assert!(
+        kinds
+            .iter()
+            .all(|k| efmesh_core::manifest::KINDS.contains(k)),
+        "Kind::name writes a kind manifests do not accept: {kinds:?}"
+    );
     let canon: Vec<&str> = p
         .models
         .iter()

@@ -3,22 +3,12 @@
  * which fetches its `.wasm` next to this module. Importing the module waits for it once.
  */
 import init, * as wasm from "../wasm/web/efmesh_wasm.js";
-import { makeReader, type WasmExports } from "./api.js";
+import { bindWasm, type WasmExports } from "./binding.js";
 
 await init();
-const reader = makeReader(wasm as unknown as WasmExports);
+bindWasm(wasm as unknown as WasmExports);
 
-export const {
-  MANIFEST_VERSION,
-  VERSION,
-  parseManifest,
-  fetchManifest,
-  passportOf,
-  checkFreshness,
-  resolveFiles,
-  registerModel,
-} = reader;
+export * from "./api.js";
+export type * from "./types.js";
 /** Which wasm build this entry uses. */
 export const BUILD = "web";
-export type * from "./types.js";
-export type { Reader, FetchOptions, RegisterOptions, EfmeshError } from "./api.js";

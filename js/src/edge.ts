@@ -4,21 +4,11 @@
  * Edge and bundlers (and Node with `--experimental-wasm-modules`) load WebAssembly.
  */
 import * as wasm from "../wasm/bundler/efmesh_wasm.js";
-import { makeReader, type WasmExports } from "./api.js";
+import { bindWasm, type WasmExports } from "./binding.js";
 
-const reader = makeReader(wasm as unknown as WasmExports);
+bindWasm(wasm as unknown as WasmExports);
 
-export const {
-  MANIFEST_VERSION,
-  VERSION,
-  parseManifest,
-  fetchManifest,
-  passportOf,
-  checkFreshness,
-  resolveFiles,
-  registerModel,
-} = reader;
+export * from "./api.js";
+export type * from "./types.js";
 /** Which wasm build this entry uses. */
 export const BUILD = "bundler";
-export type * from "./types.js";
-export type { Reader, FetchOptions, RegisterOptions, EfmeshError } from "./api.js";

@@ -3,23 +3,11 @@
  * `.wasm` synchronously from disk.
  */
 import { createRequire } from "node:module";
-import { makeReader, type WasmExports } from "./api.js";
+import { bindWasm, type WasmExports } from "./binding.js";
 
-const require = createRequire(import.meta.url);
-const wasm = require("../wasm/nodejs/efmesh_wasm.js") as WasmExports;
-const reader = makeReader(wasm);
+bindWasm(createRequire(import.meta.url)("../wasm/nodejs/efmesh_wasm.js") as WasmExports);
 
-export const {
-  MANIFEST_VERSION,
-  VERSION,
-  parseManifest,
-  fetchManifest,
-  passportOf,
-  checkFreshness,
-  resolveFiles,
-  registerModel,
-} = reader;
+export * from "./api.js";
+export type * from "./types.js";
 /** Which wasm build this entry uses. */
 export const BUILD = "nodejs";
-export type * from "./types.js";
-export type { Reader, FetchOptions, RegisterOptions, EfmeshError } from "./api.js";

@@ -1117,7 +1117,6 @@ pub fn apply_plan(
     opts: &ApplyOptions,
 ) -> Result<ApplyOutcome, Error> {
     let now = opts.now.unwrap_or_else(crate::clock::now);
-    crate::metrics::record_plan(plan);
     check_capabilities(project, plan, engine)?;
     let start_statements = engine.statements_issued();
     state.record_snapshots(&plan.new_snapshots)?;

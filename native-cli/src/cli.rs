@@ -46,6 +46,23 @@ pub enum LogLevel {
     Trace,
 }
 
+/// How `apply` and `run` execute a plan.
+#[derive(Debug, Args)]
+pub struct ExecFlags {
+    /// Retry a failed batch write this many times, with exponential backoff.
+    #[arg(long, default_value_t = 0)]
+    pub retries: u32,
+    /// Build up to N models at once: a model starts when its parents in the plan are ready,
+    /// independent branches build in parallel, and a failed model blocks only its
+    /// descendants.
+    #[arg(short = 'j', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: u16,
+    /// Write the command's metrics to this Prometheus textfile (node_exporter's textfile
+    /// collector), whatever the outcome.
+    #[arg(long, value_name = "PATH")]
+    pub metrics: Option<PathBuf>,
+}
+
 /// The subcommands of `efmesh`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -109,21 +126,12 @@ pub enum Command {
         /// How the plan is made and shown.
         #[command(flatten)]
         flags: PlanFlags,
-        /// Retry a failed batch write this many times, with exponential backoff.
-        #[arg(long, default_value_t = 0)]
-        retries: u32,
+        /// How the models are built.
+        #[command(flatten)]
+        exec: ExecFlags,
         /// Print one JSON object on stdout.
         #[arg(long)]
         json: bool,
-        /// Build up to N models at once: a model starts when its parents in the plan are ready,
-        /// independent branches build in parallel, and a failed model blocks only its
-        /// descendants.
-        #[arg(short = 'j', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
-        jobs: u16,
-        /// Write the command's metrics to this Prometheus textfile (node_exporter's textfile
-        /// collector), whatever the outcome.
-        #[arg(long, value_name = "PATH")]
-        metrics: Option<PathBuf>,
     },
     /// Show what each model an environment serves may be believed to answer: declared and
     /// effective `answerable`, coverage, and the model that imposed each limit.
@@ -140,21 +148,12 @@ pub enum Command {
     Run {
         /// The environment (`prod`, `dev`, ...).
         env: String,
-        /// Retry a failed batch write this many times, with exponential backoff.
-        #[arg(long, default_value_t = 0)]
-        retries: u32,
+        /// How the models are built.
+        #[command(flatten)]
+        exec: ExecFlags,
         /// Print one JSON object on stdout (also for a tick that exits 2 or 3).
         #[arg(long)]
         json: bool,
-        /// Build up to N models at once: a model starts when its parents in the plan are ready,
-        /// independent branches build in parallel, and a failed model blocks only its
-        /// descendants.
-        #[arg(short = 'j', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
-        jobs: u16,
-        /// Write the tick's metrics to this Prometheus textfile (node_exporter's textfile
-        /// collector), whatever the outcome.
-        #[arg(long, value_name = "PATH")]
-        metrics: Option<PathBuf>,
     },
     /// Is the environment healthy? The last applied plan, lag per incremental model, failed
     /// intervals, recent ticks and the lock.
@@ -354,15 +353,13 @@ impl PlanFlags {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn apply_command(
     dir: &std::path::Path,
     env: &str,
     yes: bool,
     flags: &PlanFlags,
     json: bool,
-    retries: u32,
-    jobs: usize,
+    exec: &ExecFlags,
     logging: crate::logging::Logging,
 ) -> ExitCode {
     let planned = flags
@@ -372,6 +369,8 @@ fn apply_command(
         Ok(p) => p,
         Err(e) => return fail(e, json),
     };
+    // every apply's plan, also one that stops for confirmation
+    crate::metrics::record_plan(&plan);
     if !json {
         print!(
             "{}",
@@ -430,9 +429,9 @@ fn apply_command(
     let applied = p.apply(
         &plan,
         crate::ApplyOptions {
-            retries,
+            retries: exec.retries,
             progress,
-            jobs,
+            jobs: exec.jobs.into(),
             ..Default::default()
         },
     );
@@ -581,8 +580,7 @@ fn with_metrics(
 fn run_command(
     dir: &std::path::Path,
     env: &str,
-    retries: u32,
-    jobs: usize,
+    exec: &ExecFlags,
     json: bool,
     logging: crate::logging::Logging,
 ) -> ExitCode {
@@ -597,8 +595,8 @@ fn run_command(
         Ok(ef) => ef.run(
             env,
             &crate::run::RunOptions {
-                retries,
-                jobs,
+                retries: exec.retries,
+                jobs: exec.jobs.into(),
                 progress,
             },
         ),
@@ -761,31 +759,16 @@ pub fn run(cli: Cli) -> ExitCode {
             env,
             yes,
             flags,
-            retries,
+            exec,
             json,
-            jobs,
-            metrics,
-        } => with_metrics("apply", &env, metrics.as_deref(), || {
-            apply_command(
-                &dir,
-                &env,
-                yes,
-                &flags,
-                json,
-                retries,
-                jobs as usize,
-                logging,
-            )
+        } => with_metrics("apply", &env, exec.metrics.as_deref(), || {
+            apply_command(&dir, &env, yes, &flags, json, &exec, logging)
         }),
-        Command::Run {
-            env,
-            retries,
-            json,
-            jobs,
-            metrics,
-        } => with_metrics("run", &env, metrics.as_deref(), || {
-            run_command(&dir, &env, retries, jobs as usize, json, logging)
-        }),
+        Command::Run { env, exec, json } => {
+            with_metrics("run", &env, exec.metrics.as_deref(), || {
+                run_command(&dir, &env, &exec, json, logging)
+            })
+        }
         Command::Status { env, check, json } => {
             match Efmesh::open(&dir).and_then(|p| p.status(&env)) {
                 Err(e) => fail(e, json),

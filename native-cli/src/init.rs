@@ -44,9 +44,7 @@ pub fn init(dir: &Path) -> Result<Vec<String>, Error> {
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         }
-        let tmp = p.with_extension("efmesh-tmp");
-        std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
-        std::fs::rename(&tmp, &p).map_err(|e| Error::io(&p, e))?;
+        crate::atomic_file::write(&p, text.as_bytes()).map_err(|(path, e)| Error::io(&path, e))?;
         written.push(rel.to_string());
     }
     Ok(written)

@@ -227,19 +227,9 @@ pub fn sweep(dir: &VersionDir, prefix: &str, keep: &FileSet) -> Result<(), Error
 /// Write `manifest` beside the version's files through a temporary name and a rename.
 pub fn write_manifest(dir: &VersionDir, manifest: &Manifest) -> Result<(), Error> {
     std::fs::create_dir_all(&dir.path).map_err(|e| Error::io(&dir.path, e))?;
-    let dest = dir.path.join(MANIFEST_FILE);
-    let tmp = dir
-        .path
-        .join(format!(".{MANIFEST_FILE}.tmp-{}", std::process::id()));
     let text = serde_json::to_string_pretty(manifest).expect("manifests serialize");
-    {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        f.write_all(text.as_bytes())
-            .and_then(|_| f.sync_all())
-            .map_err(|e| Error::io(&tmp, e))?;
-    }
-    std::fs::rename(&tmp, &dest).map_err(|e| Error::io(&dest, e))
+    crate::atomic_file::write(&dir.path.join(MANIFEST_FILE), text.as_bytes())
+        .map_err(|(path, e)| Error::io(&path, e))
 }
 
 /// Everything a manifest says besides the file set.

@@ -29,6 +29,7 @@
 
 pub mod apply;
 mod apply_dag;
+pub mod atomic_file;
 pub mod audit_env;
 pub mod audits;
 pub mod cli;
@@ -265,17 +266,6 @@ impl Efmesh {
         open_state(&self.root, &self.project.config)
     }
 
-    /// The state store's file, for connections of their own (the lock's heartbeat).
-    fn state_path(&self) -> Result<PathBuf, Error> {
-        match &self.project.config.state {
-            StateTarget::Sqlite { path } => Ok(self.root.join(path)),
-            StateTarget::Postgres { .. } => Err(Error::Unsupported(
-                "the PostgreSQL state store is not built yet; use `[state] sqlite = \"...\"`"
-                    .into(),
-            )),
-        }
-    }
-
     /// Take `env`'s lock (shared by apply, run and restate) for as long as the returned guard
     /// lives; [`Error::LockHeld`] names a live holder.
     pub fn lock(&self, env: &str) -> Result<env_lock::EnvLock, Error> {
@@ -283,9 +273,7 @@ impl Efmesh {
             message: e.to_string(),
             help: None,
         })?;
-        // open (and bootstrap or refuse) the store first, so its errors come before the lock's
-        drop(self.state()?);
-        env_lock::EnvLock::acquire(self.state_path()?, env)
+        env_lock::EnvLock::acquire(state_file(&self.root, &self.project.config)?, env)
     }
 
     /// Open the configured engine.
@@ -576,25 +564,25 @@ fn plan_is_current(plan: &Plan, pointers: &BTreeMap<String, efmesh_core::plan::P
             .all(|(m, prev)| prev.is_none() || pointers.contains_key(*m))
 }
 
-fn open_state(root: &Path, config: &Config) -> Result<SqliteState, Error> {
+/// The configured state store's file (the lock's heartbeat opens connections of its own).
+fn state_file(root: &Path, config: &Config) -> Result<PathBuf, Error> {
     match &config.state {
-        StateTarget::Sqlite { path } => Ok(SqliteState::open(&root.join(path))?),
+        StateTarget::Sqlite { path } => Ok(root.join(path)),
         StateTarget::Postgres { .. } => Err(Error::Unsupported(
             "the PostgreSQL state store is not built yet; use `[state] sqlite = \"...\"`".into(),
         )),
     }
 }
 
+fn open_state(root: &Path, config: &Config) -> Result<SqliteState, Error> {
+    Ok(SqliteState::open(&state_file(root, config)?)?)
+}
+
 /// Upgrade the project's state store to this efmesh's schema version, backing it up first.
 /// Works on a project whose models do not check, since only the config is needed.
 pub fn migrate(dir: &Path) -> Result<state::MigrateReport, Error> {
     let (root, config) = read_config(dir)?;
-    match &config.state {
-        StateTarget::Sqlite { path } => Ok(SqliteState::migrate(&root.join(path))?),
-        StateTarget::Postgres { .. } => Err(Error::Unsupported(
-            "the PostgreSQL state store is not built yet".into(),
-        )),
-    }
+    Ok(SqliteState::migrate(&state_file(&root, &config)?)?)
 }
 
 /// The root of the project at (or above) `dir` and its parsed `efmesh.toml`, without loading a

@@ -187,22 +187,6 @@ pub fn write_file(path: &Path, done: &Finished) -> Result<(), String> {
         .with_label_values(&[done.command, done.env, done.outcome])
         .set(now);
     let text = m.encode();
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| format!("`{}` is not a file path", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("could not write metrics to `{}`: {e}", path.display())
-        })
+    crate::atomic_file::write(path, text.as_bytes())
+        .map_err(|(_, e)| format!("could not write metrics to `{}`: {e}", path.display()))
 }

@@ -117,9 +117,11 @@ pub fn remember(root: &Path, config_text: &str, sources: &ProjectSources, projec
     }
     let write = || -> std::io::Result<()> {
         std::fs::create_dir_all(path.parent().expect("cache path has a parent"))?;
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, serde_json::to_vec(&cache).expect("cache serializes"))?;
-        std::fs::rename(&tmp, &path)
+        crate::atomic_file::write(
+            &path,
+            &serde_json::to_vec(&cache).expect("cache serializes"),
+        )
+        .map_err(|(_, e)| e)
     };
     if let Err(e) = write() {
         tracing::debug!(path = %path.display(), error = %e, "could not write the project cache");

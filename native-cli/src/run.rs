@@ -122,6 +122,24 @@ pub struct RunReport {
     pub journal_error: Option<String>,
 }
 
+impl RunReport {
+    /// An `ok` tick of `env` that has done nothing yet.
+    fn new(env: &str, started: DateTime<Utc>) -> RunReport {
+        RunReport {
+            env: env.into(),
+            outcome: Outcome::Ok,
+            processed: vec![],
+            built: vec![],
+            blocked_by: None,
+            lock: None,
+            error: None,
+            started_at: started,
+            duration_ms: 0,
+            journal_error: None,
+        }
+    }
+}
+
 /// Journal a tick that could not even load its project (a model that no longer checks), so
 /// `efmesh status` still sees that the last tick failed.
 pub fn journal_load_failure(
@@ -131,16 +149,10 @@ pub fn journal_load_failure(
     e: &Error,
 ) -> RunReport {
     let report = RunReport {
-        env: env.into(),
         outcome: Outcome::Error,
-        processed: vec![],
-        built: vec![],
-        blocked_by: None,
-        lock: None,
         error: Some(RunFailure::of(e)),
-        started_at: started,
         duration_ms: (Utc::now() - started).num_milliseconds().max(0) as u64,
-        journal_error: None,
+        ..RunReport::new(env, started)
     };
     let written =
         crate::state_for_dir(dir).and_then(|mut s| Ok(s.record_run(&record_of(&report))?));
@@ -174,18 +186,7 @@ fn tick(
     opts: &RunOptions,
     started: DateTime<Utc>,
 ) -> (RunReport, Option<Error>) {
-    let mut report = RunReport {
-        env: env.into(),
-        outcome: Outcome::Ok,
-        processed: vec![],
-        built: vec![],
-        blocked_by: None,
-        lock: None,
-        error: None,
-        started_at: started,
-        duration_ms: 0,
-        journal_error: None,
-    };
+    let mut report = RunReport::new(env, started);
     let fail = |mut report: RunReport, e: Error| {
         report.outcome = Outcome::Error;
         report.error = Some(RunFailure::of(&e));

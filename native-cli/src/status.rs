@@ -118,16 +118,13 @@ pub fn status(
         let start = project.history_start(i);
         let complete = start.and_then(|s| ledger.contiguous_through(s));
         let due = start.and_then(|s| expected(s, now.naive_utc(), unit));
-        let (lag_seconds, missing) = match (&due, complete) {
-            (Some(d), Some(c)) => (
-                (d.end - c).num_seconds().max(0),
+        // with nothing complete, the lag is everything due
+        let (lag_seconds, missing) = match &due {
+            Some(d) => (
+                (d.end - complete.unwrap_or(d.start)).num_seconds().max(0),
                 ledger.missing(*d).iter().map(|r| r.intervals(unit)).sum(),
             ),
-            (Some(d), None) => (
-                (d.end - d.start).num_seconds(),
-                ledger.missing(*d).iter().map(|r| r.intervals(unit)).sum(),
-            ),
-            (None, _) => (0, 0),
+            None => (0, 0),
         };
         lag.push(ModelLag {
             model: m.name.clone(),

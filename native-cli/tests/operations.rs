@@ -44,6 +44,19 @@ fn spawn_run(dir: &Path, now: &str, ttl: &str) -> std::process::Child {
         .unwrap()
 }
 
+/// Block until a spawned tick logs its first batch (it holds the lock then). Its logs keep
+/// being drained: a closed pipe would end the tick early and free the lock.
+fn wait_until_computing(child: &mut std::process::Child) {
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    for line in lines.by_ref() {
+        if line.unwrap().contains("backfilling") {
+            break;
+        }
+    }
+    std::thread::spawn(move || lines.for_each(drop));
+}
+
 fn run_json(dir: &Path, now: &str) -> (i32, Value) {
     let out = efmesh(dir)
         .env("EFMESH_NOW", now)
@@ -117,13 +130,8 @@ fn a_holder_killed_with_sigkill_loses_the_lock_when_its_lease_expires() {
     let p = feed_project();
     apply_at(p.path(), "2026-01-02T00:00:00Z");
     let mut child = spawn_run(p.path(), "2026-01-20T00:00:00Z", "3");
-    let stderr = child.stderr.take().unwrap();
-    // wait until it is computing (it holds the lock then), then SIGKILL it
-    for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
-        if line.unwrap().contains("backfilling") {
-            break;
-        }
-    }
+    // once it is computing it holds the lock; then SIGKILL it
+    wait_until_computing(&mut child);
     child.kill().unwrap(); // SIGKILL: no destructor runs, the lock stays in the store
     child.wait().unwrap();
     let killed_at = Instant::now();
@@ -253,15 +261,7 @@ fn apply_and_restate_share_the_lock() {
     apply_at(p.path(), "2026-01-02T00:00:00Z");
     // a long backfill (two months of days), so it still holds the lock while we knock
     let mut child = spawn_run(p.path(), "2026-03-01T00:00:00Z", "120");
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
-    for line in lines.by_ref() {
-        if line.unwrap().contains("backfilling") {
-            break;
-        }
-    }
-    // keep draining its logs: a closed pipe would end the tick early and free the lock
-    std::thread::spawn(move || lines.for_each(drop));
+    wait_until_computing(&mut child);
     let out = efmesh(p.path())
         .env("EFMESH_NOW", "2026-03-01T00:00:00Z")
         .args(["apply", "prod", "--yes"])

@@ -278,8 +278,7 @@ fn read_lock(conn: &Connection, env: &str) -> rusqlite::Result<Option<LockInfo>>
         "SELECT holder, lease, acquired_at, expires_at FROM locks WHERE env = ?1",
         params![env],
         |r| {
-            let (holder, lease, acquired, expires): (String, i64, String, String) =
-                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+            let (holder, lease, acquired, expires) = <(String, i64, String, String)>::try_from(r)?;
             Ok(LockInfo {
                 env: env.into(),
                 holder,
@@ -380,16 +379,7 @@ impl StateStore for SqliteState {
             )
             .map_err(|e| self.err(e))?;
         let rows: Result<Vec<SnapshotRow>, _> = stmt
-            .query_map(params![wanted], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                ))
-            })
+            .query_map(params![wanted], |r| SnapshotRow::try_from(r))
             .and_then(|rows| rows.collect());
         drop(stmt);
         let mut out = HashMap::new();
@@ -868,16 +858,7 @@ impl StateStore for SqliteState {
             .map_err(|e| self.err(e))?;
         type Row = (String, String, String, String, String, String);
         let rows: Result<Vec<Row>, _> = stmt
-            .query_map(params![env, limit as i64], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                ))
-            })
+            .query_map(params![env, limit as i64], |r| Row::try_from(r))
             .and_then(|r| r.collect());
         drop(stmt);
         let location = self.location.clone();
