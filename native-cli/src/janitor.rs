@@ -4,11 +4,13 @@
 //! and an apply that re-references the physics, can never drop live physics.
 
 use crate::engine::Engine;
+use crate::lake::VersionDir;
 use crate::state::StateStore;
 use crate::Error;
 use chrono::{DateTime, Utc};
 use efmesh_core::naming;
 use serde::Serialize;
+use std::path::PathBuf;
 
 /// Options for a janitor run.
 #[derive(Debug, Clone)]
@@ -19,6 +21,9 @@ pub struct JanitorOptions {
     pub dry_run: bool,
     /// "Now" (defaults to the clock).
     pub now: Option<DateTime<Utc>>,
+    /// The lake folder (absolute), so a dropped parquet version's files go with it.
+    /// `Efmesh::janitor` fills it from `[lake] path`.
+    pub lake: Option<PathBuf>,
 }
 
 impl Default for JanitorOptions {
@@ -27,6 +32,7 @@ impl Default for JanitorOptions {
             ttl_days: 7.0,
             dry_run: false,
             now: None,
+            lake: None,
         }
     }
 }
@@ -41,6 +47,9 @@ pub struct Collected {
     pub table: String,
     /// When the last environment stopped referencing it.
     pub orphaned_at: Option<String>,
+    /// The version's lake folder, removed with it (parquet versions only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<String>,
 }
 
 /// What a janitor run did.
@@ -71,10 +80,16 @@ pub fn run(
     };
     for p in state.orphans(cutoff)? {
         let (schema, table) = naming::physical_name(&p.model, &p.physical_fingerprint);
+        let folder = opts
+            .lake
+            .as_deref()
+            .map(|l| VersionDir::new(l, &p.model, &p.physical_fingerprint))
+            .filter(|d| d.path.exists());
         let item = Collected {
             model: p.model.clone(),
             table: format!("{schema}.{table}"),
             orphaned_at: p.orphaned_at.map(|t| t.to_rfc3339()),
+            files: folder.as_ref().map(|d| d.path.display().to_string()),
         };
         if opts.dry_run {
             report.dropped.push(item);
@@ -84,11 +99,13 @@ pub fn run(
             report.skipped.push(item);
             continue;
         }
-        let what = if p.kind == "VIEW" { "VIEW" } else { "TABLE" };
-        match engine.execute(
-            &format!("dropping {}", item.table),
-            &format!("DROP {what} IF EXISTS {}", item.table),
-        ) {
+        // once claimed, the version is ours alone: drop its relation as what it really is,
+        // then its files, and only then forget it, so a janitor killed halfway is simply rerun
+        let dropped = drop_relation(engine, &item.table).and_then(|()| match &folder {
+            Some(dir) => remove_version_files(dir, &p.physical_fingerprint),
+            None => Ok(()),
+        });
+        match dropped {
             Ok(()) => {
                 state.forget(&p.physical_fingerprint, &claimer)?;
                 tracing::info!(
@@ -100,9 +117,47 @@ pub fn run(
             }
             Err(e) => {
                 state.release(&p.physical_fingerprint, &claimer)?;
-                return Err(e.into());
+                return Err(e);
             }
         }
     }
     Ok(report)
+}
+
+/// Drop `qualified` as whatever the engine says it is; gone already is fine.
+fn drop_relation(engine: &mut dyn Engine, qualified: &str) -> Result<(), Error> {
+    let Some(kind) = engine.relation_kind(qualified)? else {
+        return Ok(());
+    };
+    engine.execute(
+        &format!("dropping {qualified}"),
+        &format!("DROP {} IF EXISTS {qualified}", kind.keyword()),
+    )?;
+    Ok(())
+}
+
+/// Remove a dropped version's lake folder. Folders are named by the first 8 hex characters of
+/// the physical fingerprint, so the manifest inside must name this very version: a folder
+/// another version shares is left alone rather than lost.
+fn remove_version_files(dir: &VersionDir, physical_fingerprint: &str) -> Result<(), Error> {
+    if let Some(m) = dir.manifest()? {
+        if m.fingerprint != physical_fingerprint {
+            tracing::warn!(
+                folder = %dir.path.display(),
+                manifest = m.fingerprint.as_str(),
+                dropped = physical_fingerprint,
+                "the lake folder belongs to another version; left in place"
+            );
+            return Ok(());
+        }
+    }
+    match std::fs::remove_dir_all(&dir.path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(&dir.path, e)),
+    }
+    if let Some(parent) = dir.path.parent() {
+        crate::lake::sync_dir(parent)?;
+    }
+    Ok(())
 }
