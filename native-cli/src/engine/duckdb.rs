@@ -10,7 +10,18 @@ pub struct DuckDbEngine {
     statements: u64,
     /// The statements that configured the connection (search path, extensions, settings),
     /// replayed on every other connection made from it.
-    setup: Vec<(String, String)>,
+    setup: Vec<Setup>,
+}
+
+/// One statement that configures a connection.
+#[derive(Clone)]
+enum Setup {
+    /// Logged and reported like any statement.
+    Plain { context: String, sql: String },
+    /// `SET name = value` from `[engine.settings]`: a value may be a secret (a token, an S3
+    /// key), so only the setting's name is ever logged or reported, and the engine's own
+    /// message is scrubbed of the value.
+    Setting { name: String, value: String },
 }
 
 impl DuckDbEngine {
@@ -42,52 +53,59 @@ impl DuckDbEngine {
             setup: vec![],
         };
         let root_lit = format!("'{}'", root.display().to_string().replace('\'', "''"));
-        engine
-            .execute(
-                "configuring the engine",
-                &format!("SET file_search_path = {root_lit}"),
-            )
-            .map_err(|e| EngineError::Connect {
-                target: target.clone(),
-                message: e.to_string(),
-            })?;
-        for ext in &config.extensions {
-            let load = engine.execute(&format!("loading extension {ext}"), &format!("LOAD {ext}"));
-            if load.is_err() {
-                engine
-                    .execute(
-                        &format!("installing extension {ext}"),
-                        &format!("INSTALL {ext}; LOAD {ext}"),
-                    )
-                    .map_err(|e| EngineError::Connect {
-                        target: target.clone(),
-                        message: format!("extension `{ext}`: {e}"),
-                    })?;
+        let mut setup = vec![Setup::Plain {
+            context: "configuring the engine".into(),
+            sql: format!("SET file_search_path = {root_lit}"),
+        }];
+        setup.extend(config.extensions.iter().map(|ext| Setup::Plain {
+            context: format!("loading extension {ext}"),
+            sql: format!("LOAD {ext}"),
+        }));
+        setup.extend(config.settings.iter().map(|(k, v)| Setup::Setting {
+            name: k.clone(),
+            value: v.clone(),
+        }));
+        for step in &setup {
+            match step {
+                Setup::Plain { context, sql } if sql.starts_with("LOAD ") => {
+                    if engine.execute(context, sql).is_err() {
+                        let ext = &sql["LOAD ".len()..];
+                        engine
+                            .execute(
+                                &format!("installing extension {ext}"),
+                                &format!("INSTALL {ext}; LOAD {ext}"),
+                            )
+                            .map_err(|e| EngineError::Connect {
+                                target: target.clone(),
+                                message: format!("extension `{ext}`: {e}"),
+                            })?;
+                    }
+                }
+                step => engine.run_setup(step).map_err(|e| EngineError::Connect {
+                    target: target.clone(),
+                    message: e.to_string(),
+                })?,
             }
         }
-        for (k, v) in &config.settings {
-            engine
-                .execute(&format!("applying setting {k}"), &format!("SET {k} = {v}"))
-                .map_err(|e| EngineError::Connect {
-                    target: target.clone(),
-                    message: format!("setting `{k}`: {e}"),
-                })?;
-        }
-        engine.setup.push((
-            "configuring the engine".into(),
-            format!("SET file_search_path = {root_lit}"),
-        ));
-        for ext in &config.extensions {
-            engine
-                .setup
-                .push((format!("loading extension {ext}"), format!("LOAD {ext}")));
-        }
-        for (k, v) in &config.settings {
-            engine
-                .setup
-                .push((format!("applying setting {k}"), format!("SET {k} = {v}")));
-        }
+        engine.setup = setup;
         Ok(engine)
+    }
+
+    /// Run one setup statement; a setting is logged and reported by its name alone.
+    fn run_setup(&mut self, step: &Setup) -> Result<(), EngineError> {
+        match step {
+            Setup::Plain { context, sql } => self.execute(context, sql),
+            Setup::Setting { name, value } => {
+                self.statements += 1;
+                tracing::debug!(setting = name.as_str(), "applying engine setting");
+                self.conn
+                    .execute_batch(&format!("SET {name} = {value}"))
+                    .map_err(|e| EngineError::Setting {
+                        name: name.clone(),
+                        message: scrub(&e.to_string(), value),
+                    })
+            }
+        }
     }
 
     /// Run a query and return its first two columns as text.
@@ -136,8 +154,8 @@ impl Engine for DuckDbEngine {
             statements: 0,
             setup: self.setup.clone(),
         };
-        for (context, sql) in &self.setup {
-            other.execute(context, sql)?;
+        for step in &self.setup {
+            other.run_setup(step)?;
         }
         Ok(Box::new(other))
     }
@@ -235,6 +253,20 @@ impl Engine for DuckDbEngine {
     }
 }
 
+/// `message` without `value` (a SQL literal) in either its quoted or its bare form.
+fn scrub(message: &str, value: &str) -> String {
+    let bare = value
+        .strip_prefix('\'')
+        .and_then(|v| v.strip_suffix('\''))
+        .map(|v| v.replace("''", "'"))
+        .unwrap_or_else(|| value.to_string());
+    let mut out = message.replace(value, "<redacted>");
+    if !bare.is_empty() {
+        out = out.replace(&bare, "<redacted>");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,5 +336,27 @@ mod tests {
             .err()
             .unwrap();
         assert!(err.to_string().contains("setting `threds`"), "{err}");
+    }
+
+    #[test]
+    fn a_refused_setting_never_reports_its_value() {
+        // DuckDB echoes the value it could not convert; the report names the setting only
+        let cfg = efmesh_core::config::Config::parse(
+            "efmesh.toml",
+            "[engine.settings]\nthreads = \"tok-s3cr3t-'x\"\n",
+            &|_| None,
+        )
+        .unwrap()
+        .engine;
+        let err = DuckDbEngine::open(Path::new("/tmp"), ":memory:", &cfg)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("setting `threads`"), "{err}");
+        assert!(!err.contains("s3cr3t"), "the value leaked: {err}");
+        assert_eq!(
+            scrub("bad 'a''b' and a'b", "'a''b'"),
+            "bad <redacted> and <redacted>"
+        );
     }
 }
