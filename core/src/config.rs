@@ -238,7 +238,14 @@ impl Config {
                     cfg.engine.target
                 }
                 (Some(d), None) => EngineTarget::Duckdb { path: cx.value(d) },
-                (None, Some(p)) => EngineTarget::Postgres { url: cx.value(p) },
+                (None, Some(p)) => {
+                    cx.not_built(
+                        p,
+                        "the PostgreSQL engine (`[engine] postgres`)",
+                        "use `[engine] duckdb = \"efmesh.duckdb\"` until the PostgreSQL engine lands",
+                    );
+                    EngineTarget::Postgres { url: cx.value(p) }
+                }
                 (None, None) => cfg.engine.target,
             };
             cfg.engine.extensions = e.extensions.iter().map(|x| cx.value(x)).collect();
@@ -273,14 +280,41 @@ impl Config {
                     cfg.state
                 }
                 (Some(f), None) => StateTarget::Sqlite { path: cx.value(f) },
-                (None, Some(p)) => StateTarget::Postgres { url: cx.value(p) },
+                (None, Some(p)) => {
+                    cx.not_built(
+                        p,
+                        "the PostgreSQL state store (`[state] postgres`)",
+                        "use `[state] sqlite = \"efmesh.state.sqlite\"` until the PostgreSQL state store lands",
+                    );
+                    StateTarget::Postgres { url: cx.value(p) }
+                }
                 (None, None) => cfg.state,
             };
         }
         if let Some(l) = &raw.lake {
-            cfg.lake_path = Some(cx.value(&l.path));
+            let path = cx.value(&l.path);
+            // `s3://`, `gs://`, `file://`, ...: a URL is never joined onto the project root
+            if let Some((scheme, _)) = path.split_once("://") {
+                cx.not_built(
+                    &l.path,
+                    &format!("a `{scheme}://` lake (`[lake] path`)"),
+                    "set `[lake] path` to a local folder (relative to the project root) until object-store lakes land",
+                );
+            } else if path.trim().is_empty() {
+                cx.invalid(
+                    &l.path,
+                    "lake.path",
+                    "expected a folder, relative to the project root".into(),
+                );
+            }
+            cfg.lake_path = Some(path);
         }
         if let Some(d) = &raw.ducklake {
+            cx.not_built(
+                &d.catalog,
+                "the DuckLake target (`[ducklake]`)",
+                "remove the `[ducklake]` section; use `target table` or `target parquet` until the DuckLake target lands",
+            );
             cfg.ducklake_catalog = Some(cx.value(&d.catalog));
             cfg.ducklake_data_path = d.data_path.as_ref().map(|p| cx.value(p));
         }
@@ -319,6 +353,17 @@ impl Interp<'_> {
             Problem::ConfigValue {
                 key: key.into(),
                 message,
+            },
+            loc,
+        ));
+    }
+
+    fn not_built(&mut self, s: &S, what: &str, instead: &str) {
+        let loc = self.loc(s);
+        self.diags.push(Diagnostic::at(
+            Problem::NotBuiltYet {
+                what: what.into(),
+                instead: instead.into(),
             },
             loc,
         ));
@@ -426,22 +471,22 @@ mod tests {
 
     #[test]
     fn env_vars_interpolate_and_missing_ones_are_named() {
-        let env = |k: &str| (k == "PGPASS").then(|| "s3cret".to_string());
+        let env = |k: &str| (k == "WAREHOUSE").then(|| "/srv/wh".to_string());
         let c = Config::parse(
             "efmesh.toml",
-            "[state]\npostgres = \"postgres://u:${PGPASS}@h/db\"\n",
+            "[engine]\nduckdb = \"${WAREHOUSE}/efmesh.duckdb\"\n",
             &env,
         )
         .unwrap();
         assert_eq!(
-            c.state,
-            StateTarget::Postgres {
-                url: "postgres://u:s3cret@h/db".into()
+            c.engine.target,
+            EngineTarget::Duckdb {
+                path: "/srv/wh/efmesh.duckdb".into()
             }
         );
         let err = Config::parse(
             "efmesh.toml",
-            "[state]\npostgres = \"postgres://u:${NOPE}@h/db\"\n",
+            "[engine]\nduckdb = \"${NOPE}/efmesh.duckdb\"\n",
             &env,
         )
         .unwrap_err();
@@ -452,6 +497,44 @@ mod tests {
             }
         );
         assert_eq!(err[0].location.as_ref().unwrap().line, 2);
+    }
+
+    #[test]
+    fn what_is_not_built_yet_is_refused_at_its_line() {
+        let codes = |text: &str| -> Vec<(String, u64, String)> {
+            Config::parse("efmesh.toml", text, &no_env)
+                .unwrap_err()
+                .into_iter()
+                .map(|d| {
+                    (
+                        d.problem.code().to_string(),
+                        d.location.map_or(0, |l| l.line),
+                        d.problem.to_string(),
+                    )
+                })
+                .collect()
+        };
+        let s3 = codes("[project]\nname = \"x\"\n[lake]\npath = \"s3://bucket/lake\"\n");
+        assert_eq!(s3.len(), 1, "{s3:?}");
+        assert_eq!((s3[0].0.as_str(), s3[0].1), ("not-built-yet", 4));
+        assert!(s3[0].2.contains("`s3://` lake"), "{s3:?}");
+        let dl = codes("[ducklake]\ncatalog = \"meta.ducklake\"\n");
+        assert_eq!((dl[0].0.as_str(), dl[0].1), ("not-built-yet", 2));
+        assert!(dl[0].2.contains("DuckLake"), "{dl:?}");
+        let pg = codes(
+            "[engine]\npostgres = \"postgres://h/db\"\n[state]\npostgres = \"postgres://h/db\"\n",
+        );
+        assert_eq!(pg.len(), 2, "{pg:?}");
+        assert!(pg.iter().all(|p| p.0 == "not-built-yet"));
+        assert_eq!((pg[0].1, pg[1].1), (2, 4));
+        // a local folder is fine
+        assert_eq!(
+            Config::parse("f", "[lake]\npath = \"lake\"\n", &no_env)
+                .unwrap()
+                .lake_path
+                .as_deref(),
+            Some("lake")
+        );
     }
 
     #[test]

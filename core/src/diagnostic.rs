@@ -370,6 +370,49 @@ pub enum Problem {
         /// Where the first definition is, as `file:line:column`; the later one is reported.
         first: String,
     },
+
+    // ---- what this build of efmesh cannot do (refused at check, never mid-apply) ----
+    /// A model's `end` lies before its `start`, so its history would be empty.
+    #[error("`end` ({end}) is before `start` ({start})")]
+    EndBeforeStart {
+        /// `start` as written.
+        start: String,
+        /// `end` as written.
+        end: String,
+    },
+    /// The project asks for something efmesh parses but does not build yet. Accepting it and
+    /// doing something else would be a silent degradation, so it is refused.
+    #[error("{what} is not built yet")]
+    NotBuiltYet {
+        /// What was asked for, e.g. "`target ducklake` (model `a.b`)".
+        what: String,
+        /// What to do instead.
+        instead: String,
+    },
+    /// A model with `target parquet` in a project without `[lake] path`.
+    #[error("`{model}` has `target parquet`, but efmesh.toml has no `[lake] path`")]
+    TargetNeedsLake {
+        /// The model.
+        model: String,
+    },
+    /// A kind that a target cannot hold, e.g. a VIEW written as parquet files.
+    #[error("a {kind} model cannot have `target {target}`")]
+    TargetUnsupportedKind {
+        /// The model's kind.
+        kind: String,
+        /// The target as written.
+        target: String,
+        /// The kinds the target holds.
+        supported: Vec<&'static str>,
+    },
+    /// `batch_concurrency` above 1 on a kind whose batches must run in order.
+    #[error("a {kind} model cannot run batches concurrently (`batch_concurrency {value}`)")]
+    BatchConcurrencyUnsupported {
+        /// The model's kind.
+        kind: String,
+        /// The value written.
+        value: u32,
+    },
 }
 
 impl Problem {
@@ -430,6 +473,11 @@ impl Problem {
             Problem::UnknownAuditArgument { .. } => "unknown-audit-argument",
             Problem::InvalidAuditArgument { .. } => "invalid-audit-argument",
             Problem::DuplicateAudit { .. } => "duplicate-audit",
+            Problem::EndBeforeStart { .. } => "end-before-start",
+            Problem::NotBuiltYet { .. } => "not-built-yet",
+            Problem::TargetNeedsLake { .. } => "target-needs-lake",
+            Problem::TargetUnsupportedKind { .. } => "target-unsupported-kind",
+            Problem::BatchConcurrencyUnsupported { .. } => "batch-concurrency-unsupported",
         }
     }
 
@@ -487,6 +535,12 @@ impl Problem {
             Problem::UnknownAuditArgument { suggestion, known, .. } => did_you_mean(suggestion).or_else(|| Some(format!("it takes: {}", known.join(", ")))),
             Problem::InvalidAuditArgument { expected, .. } => Some(format!("use {expected}")),
             Problem::DuplicateAudit { first, .. } => Some(format!("first defined in {first}")),
+            Problem::EndBeforeStart { .. } => Some("`end` is the last instant of the history to build; move it after `start`, or remove it to keep the history open".into()),
+            Problem::NotBuiltYet { instead, .. } => Some(instead.clone()),
+            Problem::TargetNeedsLake { .. } => Some("add `[lake]` with `path = \"lake\"` (a folder relative to the project root) to efmesh.toml, or use `target table`".into()),
+            Problem::TargetUnsupportedKind { supported, .. } => Some(format!("it holds {} models; use `target table` for this one", supported.join(", "))),
+            Problem::BatchConcurrencyUnsupported { kind, .. } if kind.starts_with("INCREMENTAL_BY_UNIQUE_KEY") || kind.starts_with("SCD") => Some("its batches build on each other (each upsert or SCD run reads what the previous one wrote), so they run one at a time; remove `batch_concurrency` or set it to 1".into()),
+            Problem::BatchConcurrencyUnsupported { .. } => Some("only INCREMENTAL_BY_TIME_RANGE models are computed in batches that can run at once; remove `batch_concurrency`".into()),
             _ => None,
         }
     }

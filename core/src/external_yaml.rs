@@ -96,10 +96,11 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Model>, Diagnostic> {
             tags: vec![],
             depends_on: vec![],
             target: Target::Table,
+            target_location: None,
             answerable: Answerable::Full,
             caveats: vec![],
             redact: vec![],
-            batch_concurrency: None,
+            batching: Default::default(),
             maintenance: None,
             query: None,
         });

@@ -4,7 +4,8 @@
 //! canonical SQL, kind and parameters, grain, declared column names and type families,
 //! target, a seed's content hash, the redaction list, and the parents' fingerprints. Things
 //! that only describe the model (cron, description, owner, tags, audits, answerable,
-//! caveats) are left out, so editing them never rebuilds anything.
+//! caveats) or only say how it is computed (start, end, batch size, batch concurrency) are
+//! left out, so editing them never rebuilds anything.
 //!
 //! The payload is serialized to JSON with a fixed field order and hashed with SHA-256, which
 //! behaves identically natively and in WebAssembly. Golden tests freeze the result; changing
@@ -15,18 +16,24 @@ use crate::types::TypeFamily;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-/// The version of the fingerprint algorithm. Snapshots record it; a change re-plans every
-/// model as breaking.
-pub const FINGERPRINT_VERSION: u32 = 1;
+/// The version of the fingerprint algorithm. Snapshots record it. A plan against versions of an
+/// older algorithm recomputes their fingerprints the old way ([`legacy`]): a model whose
+/// definition did not change keeps its physics, anything else is breaking.
+///
+/// - 1: the first algorithm.
+/// - 2: `batch_size` left the kind, and so the fingerprint (it is metadata, as in SQLMesh).
+pub const FINGERPRINT_VERSION: u32 = 2;
+
+pub mod legacy;
 
 /// Hex characters of the SHA-256 digest kept as the fingerprint (128 bits).
 const FINGERPRINT_HEX_LEN: usize = 32;
 
 #[derive(Serialize)]
-struct Payload<'a> {
+struct Payload<'a, K: Serialize> {
     fingerprint_version: u32,
     name: &'a str,
-    kind: &'a Kind,
+    kind: K,
     query: Option<&'a str>,
     grain: &'a [String],
     columns: Option<Vec<(&'a str, TypeFamily)>>,
@@ -63,14 +70,25 @@ fn payload<'a>(
     model: &'a Model,
     seed_hash: Option<&'a str>,
     parents: &[(&'a str, &'a str)],
-) -> Payload<'a> {
+) -> Payload<'a, &'a Kind> {
+    payload_with(model, FINGERPRINT_VERSION, &model.kind, seed_hash, parents)
+}
+
+/// The payload of algorithm `version`, with `kind` serialized the way that version did.
+fn payload_with<'a, K: Serialize>(
+    model: &'a Model,
+    version: u32,
+    kind: K,
+    seed_hash: Option<&'a str>,
+    parents: &[(&'a str, &'a str)],
+) -> Payload<'a, K> {
     let mut parents = parents.to_vec();
     parents.sort();
     parents.dedup();
     Payload {
-        fingerprint_version: FINGERPRINT_VERSION,
+        fingerprint_version: version,
         name: &model.name,
-        kind: &model.kind,
+        kind,
         query: model.query.as_ref().map(|q| q.canonical.as_str()),
         grain: &model.grain,
         columns: model
@@ -85,7 +103,7 @@ fn payload<'a>(
 }
 
 /// Hash the payload's JSON in declaration order (the frozen byte form).
-fn hash_payload(p: &Payload) -> String {
+fn hash_payload<K: Serialize>(p: &Payload<K>) -> String {
     hash_bytes(&serde_json::to_vec(p).expect("payload serializes"))
 }
 
@@ -96,8 +114,8 @@ fn hash_bytes(bytes: &[u8]) -> String {
 }
 
 /// A hash of the properties outside the fingerprint (cron, description, owner, tags, audits,
-/// answerable, caveats, start, end, interval unit): when only it changes, a plan is
-/// metadata-only and rebuilds nothing.
+/// answerable, caveats, start, end, interval unit, and the batching knobs): when only it
+/// changes, a plan is metadata-only and rebuilds nothing.
 pub fn metadata_hash(model: &Model) -> String {
     let v = serde_json::json!({
         "cron": model.cron,
@@ -110,7 +128,8 @@ pub fn metadata_hash(model: &Model) -> String {
         "start": model.start,
         "end": model.end,
         "interval_unit": model.interval_unit,
-        "batch_concurrency": model.batch_concurrency,
+        "batch_size": model.batching.size,
+        "batch_concurrency": model.batching.concurrency,
     });
     hash_bytes(&serde_json::to_vec(&v).expect("metadata serializes"))
 }

@@ -91,6 +91,16 @@ impl IntervalUnit {
         }
     }
 
+    /// The interval edge at or after `t`.
+    pub fn ceil(self, t: NaiveDateTime) -> NaiveDateTime {
+        let f = self.floor(t);
+        if f == t {
+            t
+        } else {
+            f + self.step()
+        }
+    }
+
     /// Whether `t` is an interval edge.
     pub fn is_aligned(self, t: NaiveDateTime) -> bool {
         self.floor(t) == t
@@ -124,10 +134,29 @@ pub fn unit_of(model: &Model) -> IntervalUnit {
 }
 
 /// The range a time-range model should have computed by `now`: from its start (floored to the
-/// unit) to the last complete interval edge before `now`. `None` when nothing is due yet.
-pub fn expected(start: NaiveDateTime, now: NaiveDateTime, unit: IntervalUnit) -> Option<Range> {
-    let r = Range::new(unit.floor(start), unit.floor(now));
+/// unit) to the last complete interval edge before `now`, and never past `end`, the exclusive
+/// bound of a closed history (see `Model::history_end`). `None` when nothing is due.
+pub fn expected(
+    start: NaiveDateTime,
+    end: Option<NaiveDateTime>,
+    now: NaiveDateTime,
+    unit: IntervalUnit,
+) -> Option<Range> {
+    let r = Range::new(unit.floor(start), complete_until(end, now, unit));
     (!r.is_empty()).then_some(r)
+}
+
+/// The last interval edge a build may render up to at `now`: the last complete edge before
+/// `now`, or the end of a closed history when that comes first.
+pub fn complete_until(
+    end: Option<NaiveDateTime>,
+    now: NaiveDateTime,
+    unit: IntervalUnit,
+) -> NaiveDateTime {
+    match end {
+        Some(e) => unit.floor(now).min(unit.ceil(e)),
+        None => unit.floor(now),
+    }
 }
 
 /// Done intervals as sorted, non-overlapping, non-adjacent ranges.
@@ -218,6 +247,18 @@ impl Ledger {
             .iter()
             .find(|r| r.start <= from && from < r.end)
             .map(|r| r.end)
+    }
+
+    /// [`Ledger::contiguous_through`] for a history that ends at `end` (exclusive; `None` when
+    /// open): a claim never reaches past the end, even when intervals beyond it were computed
+    /// before the model declared its `end`.
+    pub fn covered_through(
+        &self,
+        from: NaiveDateTime,
+        end: Option<NaiveDateTime>,
+    ) -> Option<NaiveDateTime> {
+        let t = self.contiguous_through(from)?;
+        Some(end.map_or(t, |e| t.min(e)))
     }
 
     /// The end of the newest done interval.
@@ -316,7 +357,13 @@ mod tests {
 
     #[test]
     fn a_90_day_backfill_in_batches_of_7_is_13_batches() {
-        let exp = expected(t("2026-01-01"), t("2026-04-01T10:30:00"), IntervalUnit::Day).unwrap();
+        let exp = expected(
+            t("2026-01-01"),
+            None,
+            t("2026-04-01T10:30:00"),
+            IntervalUnit::Day,
+        )
+        .unwrap();
         assert_eq!(exp, r("2026-01-01", "2026-04-01"));
         assert_eq!(exp.intervals(IntervalUnit::Day), 90);
         let b = batches(

@@ -46,6 +46,8 @@ pub mod seed;
 pub mod sql;
 #[cfg(feature = "analysis")]
 pub mod suggest;
+#[cfg(feature = "analysis")]
+pub mod support;
 pub mod time;
 
 pub use diagnostic::{Diagnostic, Problem, Severity};

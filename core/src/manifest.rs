@@ -119,26 +119,33 @@ pub struct Freshness {
     pub latest_interval: Option<ManifestInterval>,
     /// Intervals whose last attempt failed.
     pub failed_intervals: Vec<ManifestInterval>,
+    /// Where the model's history ends (exclusive), from its `end`: once it is complete through
+    /// this instant there is nothing left to compute, so it never goes stale. Absent when the
+    /// history is open (and in manifests written before efmesh knew `end`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_end: Option<String>,
 }
 
 impl Freshness {
     /// What `ledger` says about a version's own history, whose intervals are `unit` wide and
-    /// start at `start`; `failed` are the intervals whose last attempt failed. Manifests and
-    /// `efmesh passport` both read freshness this way.
+    /// run from `start` to `end` (exclusive; `None` when open); `failed` are the intervals
+    /// whose last attempt failed. Manifests and `efmesh passport` both read freshness this way.
     pub fn of(
         ledger: &crate::interval::Ledger,
         start: Option<chrono::NaiveDateTime>,
+        end: Option<chrono::NaiveDateTime>,
         unit: crate::interval::IntervalUnit,
         failed: &[crate::interval::Range],
     ) -> Freshness {
         Freshness {
             contiguous_through: start
-                .and_then(|s| ledger.contiguous_through(s))
+                .and_then(|s| ledger.covered_through(s, end))
                 .map(crate::passport::iso),
             latest_interval: ledger
                 .latest()
                 .map(|end| crate::interval::Range::new(end - unit.step(), end).into()),
             failed_intervals: failed.iter().map(|r| (*r).into()).collect(),
+            history_end: end.map(crate::passport::iso),
         }
     }
 }
@@ -220,6 +227,9 @@ impl Manifest {
         }
         check_instant("generatedAt", &self.generated_at)?;
         let fr = &self.freshness;
+        if let Some(t) = &fr.history_end {
+            check_instant("freshness.historyEnd", t)?;
+        }
         if let Some(t) = &fr.contiguous_through {
             check_instant("freshness.contiguousThrough", t)?;
         }

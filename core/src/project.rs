@@ -82,6 +82,11 @@ impl Project {
             .and_then(|s| crate::time::parse_instant(s).ok())
     }
 
+    /// Where model `i`'s history ends (exclusive), from its `end`; `None` when it is open.
+    pub fn history_end(&self, i: usize) -> Option<chrono::NaiveDateTime> {
+        self.models[i].history_end()
+    }
+
     /// The project as a redacted environment builds it: every model that declares
     /// `redact (...)` returns its query without those columns, so its physics never holds
     /// them; fingerprints are recomputed, so those models (and everything reading them) get
@@ -262,6 +267,9 @@ pub fn load_parsed(
         unique.push(m);
     }
     let models = unique;
+
+    // what this build of efmesh cannot do is refused here, never halfway through an apply
+    diags.extend(crate::support::check(&sources.config, &models));
 
     // named audits
     let mut audits: BTreeMap<String, AuditDef> = BTreeMap::new();

@@ -28,6 +28,12 @@ pub fn parse_instant(s: &str) -> Result<NaiveDateTime, String> {
     ))
 }
 
+/// Whether `s` names a whole day (`2026-01-10`) rather than an instant: SQLMesh reads a
+/// date-only `end` as "through the end of that day".
+pub fn is_date_only(s: &str) -> bool {
+    NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").is_ok()
+}
+
 /// The time macros efmesh understands, as written after `@` (lower case).
 pub const TIME_MACROS: &[&str] = &[
     "start",

@@ -1,8 +1,9 @@
 //! Golden tests: fingerprints and canonical forms are contracts.
 //!
 //! The corpus snapshot freezes every fingerprint of `tests/fixtures/corpus`; a change fails
-//! CI. Changing fingerprints on purpose means bumping `FINGERPRINT_VERSION` and reviewing the
-//! new snapshot (`cargo insta review`).
+//! CI. Changing fingerprints on purpose means bumping `FINGERPRINT_VERSION`, reviewing the
+//! new snapshot (`cargo insta review`), and keeping the old one: `corpus_fingerprints_v<N>`
+//! freezes what `fingerprint::legacy` must still reproduce, so an upgrade keeps built data.
 
 use efmesh_core::config::Config;
 use efmesh_core::model::Kind;
@@ -120,6 +121,18 @@ fn corpus_fingerprints_are_frozen() {
         .map(|(m, f)| (m.name.as_str(), f.as_str()))
         .collect();
     insta::assert_yaml_snapshot!("corpus_fingerprints", fps);
+
+    // version 1, frozen before batch_size left the fingerprint: reproduced exactly, so a
+    // project built by an older efmesh keeps its physics after the upgrade
+    let v1 = efmesh_core::fingerprint::legacy::fingerprints(&p, 1).expect("v1 is reproducible");
+    let legacy: BTreeMap<&str, &str> = p
+        .models
+        .iter()
+        .zip(&v1)
+        .map(|(m, f)| (m.name.as_str(), f.as_str()))
+        .collect();
+    insta::assert_yaml_snapshot!("corpus_fingerprints_v1", legacy);
+    assert!(efmesh_core::fingerprint::legacy::fingerprints(&p, 0).is_none());
 }
 
 /// A two-model project: an EXTERNAL parent and the model under test.
@@ -127,8 +140,10 @@ fn fp_with_parent(parent_columns: &str, model: &str) -> String {
     let parent = format!(
         "MODEL (name src.events, kind EXTERNAL (table raw.events), columns ({parent_columns}));"
     );
+    let mut config = Config::defaults("t");
+    config.lake_path = Some("lake".into());
     let sources = ProjectSources {
-        config: Config::defaults("t"),
+        config,
         models: vec![
             SourceText {
                 path: "models/events.sql".into(),
@@ -178,9 +193,42 @@ fn reformatting_never_changes_the_fingerprint() {
         "MODEL (\n  kind FULL,\n  name m.a,\n);\nSELECT id, v + 1 AS v FROM src.events WHERE ts >= @start_ds AND label = 'A';",
         // metadata outside the fingerprint
         "MODEL (name m.a, kind FULL, cron '@hourly', description 'd', owner o, tags [x], audits (not_null(columns := (id))), answerable sampled, caveats ('c'));\nSELECT id, v + 1 AS v FROM src.events WHERE ts >= @start_ds AND label = 'A'",
+        "MODEL (name m.a, kind FULL, start '2026-01-01', end '2026-02-01');\nSELECT id, v + 1 AS v FROM src.events WHERE ts >= @start_ds AND label = 'A'",
     ] {
         assert_eq!(fp(variant), base, "variant changed the fingerprint:\n{variant}");
     }
+}
+
+#[test]
+fn batching_knobs_never_change_the_fingerprint() {
+    let q = "SELECT id, v + 1 AS v, ts FROM src.events WHERE ts >= @start_ds AND label = 'A'";
+    let base = fp(&format!(
+        "MODEL (name m.a, kind INCREMENTAL_BY_TIME_RANGE (time_column ts));\n{q}"
+    ));
+    for knobs in [
+        "batch_size 1",
+        "batch_size 30",
+        "batch_concurrency 4",
+        "batch_size 7, batch_concurrency 2",
+    ] {
+        let variant = format!(
+            "MODEL (name m.a, kind INCREMENTAL_BY_TIME_RANGE (time_column ts, {knobs}));\n{q}"
+        );
+        assert_eq!(fp(&variant), base, "{knobs} changed the fingerprint");
+    }
+    let property = format!(
+        "MODEL (name m.a, kind INCREMENTAL_BY_TIME_RANGE (time_column ts), batch_concurrency 3);\n{q}"
+    );
+    assert_eq!(
+        fp(&property),
+        base,
+        "the model-level property is metadata too"
+    );
+    // lookback decides which late rows the table holds: SQLMesh and efmesh fingerprint it
+    let lookback = format!(
+        "MODEL (name m.a, kind INCREMENTAL_BY_TIME_RANGE (time_column ts, lookback 2));\n{q}"
+    );
+    assert_ne!(fp(&lookback), base);
 }
 
 #[test]
@@ -300,10 +348,43 @@ fn a_version_from_another_fingerprint_version_is_breaking_or_refused() {
     assert_eq!(
         a.explain,
         vec![format!(
-            "fingerprint version changed from {} to {FINGERPRINT_VERSION}",
+            "fingerprint version changed from {} to {FINGERPRINT_VERSION}, and the definition changed since it was built",
             FINGERPRINT_VERSION - 1
         )]
     );
+    assert!(a.build, "a changed definition gets physics of its own");
+
+    // the version served is this very definition, fingerprinted the old way: the upgrade
+    // keeps its physics and rebuilds nothing
+    let v1 = efmesh_core::fingerprint::legacy::fingerprints(&p, FINGERPRINT_VERSION - 1).unwrap();
+    let mut same = older.clone();
+    let mut snap = same.remove("old").unwrap();
+    snap.fingerprint = v1[0].clone();
+    same.insert(v1[0].clone(), snap);
+    let same_pointers = BTreeMap::from([(
+        "s.a".to_string(),
+        Pointer {
+            fingerprint: v1[0].clone(),
+            metadata_hash: "m".into(),
+            physical_fingerprint: "old".into(),
+        },
+    )]);
+    let built_old = HashSet::from(["old".to_string()]);
+    let state = PlanState {
+        pointers: &same_pointers,
+        snapshots: &same,
+        built: &built_old,
+        ledgers: &ledgers,
+        now,
+    };
+    let a = plan(&p, "dev", state, &PlanOptions::default())
+        .unwrap()
+        .actions
+        .remove(0);
+    assert_eq!(a.category, Category::MetadataOnly, "{:?}", a.explain);
+    assert_eq!(a.physical_fingerprint.as_deref(), Some("old"));
+    assert!(!a.build);
+    assert_ne!(a.fingerprint.as_deref(), Some(v1[0].as_str()));
     let newer = stored(FINGERPRINT_VERSION + 1);
     let state = PlanState {
         pointers: &pointers,

@@ -60,6 +60,8 @@ export interface Manifest {
     contiguousThrough: string | null;
     latestInterval: Interval | null;
     failedIntervals: Interval[];
+    /** Where a closed history (the model's `end`) ends, exclusive; absent when it is open. */
+    historyEnd?: string;
   };
   /** Written by every efmesh; absent only from producers that know the declared half. */
   effective?: Effective;

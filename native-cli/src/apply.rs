@@ -167,20 +167,32 @@ fn write_audited(
 
 /// Log non-blocking violations and keep them for the outcome.
 fn keep_warnings(results: Vec<AuditResult>, warnings: &mut Vec<AuditResult>) -> u64 {
-    let n = results.len() as u64;
-    for r in results {
-        if r.status == AuditStatus::Warned {
-            tracing::warn!(
-                model = r.model.as_str(),
-                audit = r.audit.as_str(),
-                violations = r.violations,
-                over = r.over.as_str(),
-                interval = r.over.strip_prefix("batch ").unwrap_or("whole"),
-                "audit found violations (non-blocking)"
-            );
-            warnings.push(r);
-        }
+    log_warned(&results);
+    collect_warned(results, warnings)
+}
+
+/// Log the non-blocking violations among `results` as they are found.
+fn log_warned(results: &[AuditResult]) {
+    for r in results.iter().filter(|r| r.status == AuditStatus::Warned) {
+        tracing::warn!(
+            model = r.model.as_str(),
+            audit = r.audit.as_str(),
+            violations = r.violations,
+            over = r.over.as_str(),
+            interval = r.over.strip_prefix("batch ").unwrap_or("whole"),
+            "audit found violations (non-blocking)"
+        );
     }
+}
+
+/// Keep the non-blocking violations (already logged) for the outcome; how many audits ran.
+fn collect_warned(results: Vec<AuditResult>, warnings: &mut Vec<AuditResult>) -> u64 {
+    let n = results.len() as u64;
+    warnings.extend(
+        results
+            .into_iter()
+            .filter(|r| r.status == AuditStatus::Warned),
+    );
     n
 }
 
@@ -222,6 +234,10 @@ struct BatchesRun {
 /// DELETE of the range and an INSERT of the query rendered for it, filtered to it), audited
 /// before it commits, and recorded done only after it committed. Recomputing an interval
 /// therefore never duplicates rows, and a batch that is interrupted is simply computed again.
+///
+/// With `batch_concurrency N` (time-range models on engine tables, whose batches touch
+/// disjoint rows) up to N batches run at once, each on its own engine and state connection;
+/// otherwise they run in order, and the first failure stops the rest.
 #[allow(clippy::too_many_arguments)]
 fn run_batches(
     cx: &BatchContext,
@@ -233,169 +249,322 @@ fn run_batches(
     state: &mut dyn StateStore,
     engine: &mut dyn Engine,
 ) -> Result<BatchesRun, Error> {
-    let (project, names, retries) = (cx.project, cx.names, cx.retries);
-    let m = &project.models[i];
-    let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
-    let defer = model_audits.defers_marks();
-    let resolve = physical_resolver(project, names);
+    let m = &cx.project.models[i];
     let mut out = BatchesRun {
         done: vec![],
         deferred: vec![],
         audits_run: 0,
     };
-    for (k, b) in a.batches.iter().enumerate() {
-        let sql = render_model(
-            project,
-            i,
-            &RelationTarget::Physical(names.clone()),
-            b.start,
-            b.end,
-            false,
-        )
-        .map_err(|e| Error::Render(e.to_string()))?;
-        let parquet = is_parquet(project, i);
-        let (statements, audited) = match &m.kind {
-            Kind::IncrementalByTimeRange { time_column, .. } if parquet => {
-                let tc = engine.quote(time_column);
-                let (s, e) = (edge_literal(b.start), edge_literal(b.end));
-                (
-                    vec![format!("CREATE OR REPLACE TEMP TABLE {PARQUET_STAGING} AS SELECT * FROM ({sql}) AS q WHERE q.{tc} >= {s} AND q.{tc} < {e}")],
-                    PARQUET_STAGING.to_string(),
-                )
-            }
-            Kind::IncrementalByTimeRange { time_column, .. } => {
-                let tc = engine.quote(time_column);
-                let (s, e) = (edge_literal(b.start), edge_literal(b.end));
-                (
-                    vec![
-                        format!("DELETE FROM {physical} WHERE {tc} >= {s} AND {tc} < {e}"),
-                        format!("INSERT INTO {physical} BY NAME SELECT * FROM ({sql}) AS q WHERE q.{tc} >= {s} AND q.{tc} < {e}"),
-                    ],
-                    format!("(SELECT * FROM {physical} WHERE {tc} >= {s} AND {tc} < {e})"),
-                )
-            }
-            Kind::IncrementalByUniqueKey { unique_key, .. } => (
-                upsert_statements(engine, physical, &sql, unique_key),
-                UPSERT_STAGING.to_string(),
-            ),
-            Kind::ScdType2 { .. } | Kind::ScdType2ByColumn { .. } => (
-                scd_statements(engine, project, i, physical, &sql, b.end)?,
-                SCD_STAGING.to_string(),
-            ),
-            _ => return Ok(out),
-        };
-        // the staging table holds the batch as rendered: audit it before it is dropped
-        let (statements, cleanup) = match statements.split_last() {
-            Some((last, body)) if last.starts_with("DROP TABLE efmesh_") => {
-                (body.to_vec(), vec![last.clone()])
-            }
-            _ => (statements, vec![]),
-        };
-        let over = format!("batch {b}");
-        let target = audits::Target {
-            env: cx.env,
-            model: &a.model,
-            relation: &audited,
-            over: &over,
-            dialect: project.config.dialect(),
-            resolve: &resolve,
-            interval: *b,
-        };
-        let batch = format!("{}/{}", k + 1, a.batches.len());
-        cx.report(&a.model, k, a.batches.len());
-        tracing::info!(model = a.model.as_str(), env = cx.env, batch = batch.as_str(), interval = %b, "backfilling");
-        let mut attempt = 0;
-        let context = format!("computing {} for {b}", a.model);
-        cx.fenced()?;
-        loop {
-            match write_audited(
+    let concurrency = m.batching.concurrency.unwrap_or(1) as usize;
+    let independent =
+        matches!(m.kind, Kind::IncrementalByTimeRange { .. }) && !is_parquet(cx.project, i);
+    let outcomes = if concurrency > 1 && independent && a.batches.len() > 1 {
+        run_batches_concurrently(cx, i, a, physical, model_audits, concurrency, state, engine)?
+    } else {
+        let mut outcomes = vec![];
+        for (k, b) in a.batches.iter().enumerate() {
+            cx.report(&a.model, k, a.batches.len());
+            let Some(o) = run_batch(
+                cx,
+                i,
+                a,
+                k,
+                *b,
+                physical,
+                model_audits,
+                &out.deferred,
+                state,
                 engine,
-                &context,
-                &statements,
-                &cleanup,
-                &model_audits.per_batch,
-                &target,
-            ) {
-                Ok(results) => {
-                    out.audits_run += keep_warnings(results, warnings);
-                    if let (true, Kind::IncrementalByTimeRange { time_column, .. }) =
-                        (parquet, &m.kind)
-                    {
-                        cx.lake.publish_batch(
-                            engine,
-                            state,
-                            i,
-                            *b,
-                            efmesh_core::interval::unit_of(m),
-                            time_column,
-                            PARQUET_STAGING,
-                            &sql,
-                            &out.deferred,
-                        )?;
-                    }
-                    if defer {
-                        out.deferred.push(*b);
-                    } else {
-                        state.mark_done(pfp, *b)?;
-                        crate::metrics::global()
-                            .intervals_done
-                            .with_label_values(&[a.model.as_str(), cx.env])
-                            .inc_by(b.intervals(efmesh_core::interval::unit_of(m)).max(0) as u64);
-                    }
-                    break;
-                }
-                Err(WriteError::Audit(failures)) => {
-                    return Err(Error::AuditFailed {
-                        env: String::new(),
-                        failures,
-                    })
-                }
-                Err(WriteError::Other(e)) => return Err(e),
-                Err(WriteError::Engine(err)) if attempt < retries => {
-                    let wait = retry_base() * 2u32.pow(attempt.min(16));
-                    attempt += 1;
-                    tracing::warn!(model = a.model.as_str(), interval = %b, attempt, retries, wait_ms = wait.as_millis() as u64, error = %err, "batch failed; retrying");
-                    std::thread::sleep(wait);
-                }
-                Err(WriteError::Engine(err)) => {
-                    state.mark_failed(pfp, *b)?;
-                    crate::metrics::global()
-                        .intervals_failed
-                        .with_label_values(&[a.model.as_str(), cx.env])
-                        .inc_by(b.intervals(efmesh_core::interval::unit_of(m)).max(0) as u64);
-                    // readers of the lake learn of the failure too; a failure to say so must
-                    // not hide the batch's own error
-                    if parquet && cx.lake.dir(i)?.manifest()?.is_some() {
-                        if let Err(e) = cx.lake.refresh_manifest(engine, state, i) {
-                            tracing::warn!(model = a.model.as_str(), error = %e, "could not republish the manifest after a failed batch");
-                        }
-                    }
-                    let message = match err {
-                        EngineError::Statement { message, .. } => message,
-                        other => other.to_string(),
-                    };
-                    let message = if attempt > 0 {
-                        format!("{message} (after {} attempts)", attempt + 1)
-                    } else {
-                        message
-                    };
-                    return Err(Error::Batch {
-                        model: a.model.clone(),
-                        interval: b.to_string(),
-                        message,
-                    });
-                }
-            }
+            )?
+            else {
+                return Ok(out);
+            };
+            out.deferred.extend(o.deferred);
+            outcomes.push(o);
         }
-        let iso = |t: NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%SZ").to_string();
-        out.done.push(BatchDone {
-            model: a.model.clone(),
-            start: iso(b.start),
-            end: iso(b.end),
-        });
+        out.deferred.clear();
+        outcomes
+    };
+    for o in outcomes {
+        out.audits_run += collect_warned(o.audit_results, warnings);
+        out.deferred.extend(o.deferred);
+        out.done.push(o.done);
     }
     cx.report(&a.model, a.batches.len(), a.batches.len());
     Ok(out)
+}
+
+/// Up to `concurrency` of a model's batches at once: the calling thread is one worker, the
+/// others get connections of their own. A failure stops handing out batches; those already
+/// running finish (and are recorded), and the earliest failure is returned.
+#[allow(clippy::too_many_arguments)]
+fn run_batches_concurrently(
+    cx: &BatchContext,
+    i: usize,
+    a: &efmesh_core::plan::Action,
+    physical: &str,
+    model_audits: &ModelAudits,
+    concurrency: usize,
+    state: &mut dyn StateStore,
+    engine: &mut dyn Engine,
+) -> Result<Vec<BatchOutcome>, Error> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let n = a.batches.len();
+    let workers = concurrency.min(n);
+    let mut engines: Vec<Box<dyn Engine + Send>> = vec![];
+    let mut states: Vec<Box<dyn StateStore + Send>> = vec![];
+    for _ in 1..workers {
+        engines.push(engine.another_connection()?);
+        states.push(state.reopen()?);
+    }
+    let next = AtomicUsize::new(0);
+    let finished = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let results: Mutex<Vec<Option<BatchOutcome>>> = Mutex::new((0..n).map(|_| None).collect());
+    let errors: Mutex<Vec<(usize, Error)>> = Mutex::new(vec![]);
+    tracing::info!(
+        model = a.model.as_str(),
+        env = cx.env,
+        batches = n,
+        workers,
+        "backfilling batches concurrently"
+    );
+    let worker = |engine: &mut dyn Engine, state: &mut dyn StateStore| loop {
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        let k = next.fetch_add(1, Ordering::SeqCst);
+        if k >= n {
+            return;
+        }
+        cx.report(&a.model, finished.load(Ordering::SeqCst), n);
+        match run_batch(
+            cx,
+            i,
+            a,
+            k,
+            a.batches[k],
+            physical,
+            model_audits,
+            &[],
+            state,
+            engine,
+        ) {
+            Ok(o) => {
+                finished.fetch_add(1, Ordering::SeqCst);
+                results.lock().unwrap_or_else(|p| p.into_inner())[k] = o;
+            }
+            Err(e) => {
+                stop.store(true, Ordering::SeqCst);
+                errors
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((k, e));
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        for (mut e, mut s) in engines.into_iter().zip(states) {
+            let worker = &worker;
+            scope.spawn(move || worker(e.as_mut(), s.as_mut()));
+        }
+        worker(engine, state);
+    });
+    let mut errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
+    if !errors.is_empty() {
+        errors.sort_by_key(|(k, _)| *k);
+        return Err(errors.remove(0).1);
+    }
+    Ok(results
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .flatten()
+        .collect())
+}
+
+/// What one committed batch left to record.
+struct BatchOutcome {
+    /// Its audits' results (failures already stopped it).
+    audit_results: Vec<AuditResult>,
+    /// Its range, when its done mark waits for the whole-table audits.
+    deferred: Option<Range>,
+    /// The batch, for the report.
+    done: BatchDone,
+}
+
+/// Compute batch `k` (`b`) of model `i`: write it and its audits in one transaction with
+/// retries, publish it (parquet), mark it done (or leave that to the whole-table audits).
+/// `pending` are earlier batches of this apply whose done marks are deferred. `None` for a kind
+/// without batches.
+#[allow(clippy::too_many_arguments)]
+fn run_batch(
+    cx: &BatchContext,
+    i: usize,
+    a: &efmesh_core::plan::Action,
+    k: usize,
+    b: Range,
+    physical: &str,
+    model_audits: &ModelAudits,
+    pending: &[Range],
+    state: &mut dyn StateStore,
+    engine: &mut dyn Engine,
+) -> Result<Option<BatchOutcome>, Error> {
+    let (project, names, retries) = (cx.project, cx.names, cx.retries);
+    let m = &project.models[i];
+    let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
+    let defer = model_audits.defers_marks();
+    let resolve = physical_resolver(project, names);
+    let sql = render_model(
+        project,
+        i,
+        &RelationTarget::Physical(names.clone()),
+        b.start,
+        b.end,
+        false,
+    )
+    .map_err(|e| Error::Render(e.to_string()))?;
+    let parquet = is_parquet(project, i);
+    let (statements, audited) = match &m.kind {
+        Kind::IncrementalByTimeRange { time_column, .. } if parquet => {
+            let tc = engine.quote(time_column);
+            let (s, e) = (edge_literal(b.start), edge_literal(b.end));
+            (
+                vec![format!("CREATE OR REPLACE TEMP TABLE {PARQUET_STAGING} AS SELECT * FROM ({sql}) AS q WHERE q.{tc} >= {s} AND q.{tc} < {e}")],
+                PARQUET_STAGING.to_string(),
+            )
+        }
+        Kind::IncrementalByTimeRange { time_column, .. } => {
+            let tc = engine.quote(time_column);
+            let (s, e) = (edge_literal(b.start), edge_literal(b.end));
+            (
+                vec![
+                    format!("DELETE FROM {physical} WHERE {tc} >= {s} AND {tc} < {e}"),
+                    format!("INSERT INTO {physical} BY NAME SELECT * FROM ({sql}) AS q WHERE q.{tc} >= {s} AND q.{tc} < {e}"),
+                ],
+                format!("(SELECT * FROM {physical} WHERE {tc} >= {s} AND {tc} < {e})"),
+            )
+        }
+        Kind::IncrementalByUniqueKey { unique_key, .. } => (
+            upsert_statements(engine, physical, &sql, unique_key),
+            UPSERT_STAGING.to_string(),
+        ),
+        Kind::ScdType2 { .. } | Kind::ScdType2ByColumn { .. } => (
+            scd_statements(engine, project, i, physical, &sql, b.end)?,
+            SCD_STAGING.to_string(),
+        ),
+        _ => return Ok(None),
+    };
+    // the staging table holds the batch as rendered: audit it before it is dropped
+    let (statements, cleanup) = match statements.split_last() {
+        Some((last, body)) if last.starts_with("DROP TABLE efmesh_") => {
+            (body.to_vec(), vec![last.clone()])
+        }
+        _ => (statements, vec![]),
+    };
+    let over = format!("batch {b}");
+    let target = audits::Target {
+        env: cx.env,
+        model: &a.model,
+        relation: &audited,
+        over: &over,
+        dialect: project.config.dialect(),
+        resolve: &resolve,
+        interval: b,
+    };
+    let batch = format!("{}/{}", k + 1, a.batches.len());
+    tracing::info!(model = a.model.as_str(), env = cx.env, batch = batch.as_str(), interval = %b, "backfilling");
+    let mut attempt = 0;
+    let context = format!("computing {} for {b}", a.model);
+    cx.fenced()?;
+    let unit = efmesh_core::interval::unit_of(m);
+    loop {
+        match write_audited(
+            engine,
+            &context,
+            &statements,
+            &cleanup,
+            &model_audits.per_batch,
+            &target,
+        ) {
+            Ok(results) => {
+                log_warned(&results);
+                if let (true, Kind::IncrementalByTimeRange { time_column, .. }) = (parquet, &m.kind)
+                {
+                    cx.lake.publish_batch(
+                        engine,
+                        state,
+                        i,
+                        b,
+                        unit,
+                        time_column,
+                        PARQUET_STAGING,
+                        &sql,
+                        pending,
+                    )?;
+                }
+                if !defer {
+                    state.mark_done(pfp, b)?;
+                    crate::metrics::global()
+                        .intervals_done
+                        .with_label_values(&[a.model.as_str(), cx.env])
+                        .inc_by(b.intervals(unit).max(0) as u64);
+                }
+                let iso = |t: NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+                return Ok(Some(BatchOutcome {
+                    audit_results: results,
+                    deferred: defer.then_some(b),
+                    done: BatchDone {
+                        model: a.model.clone(),
+                        start: iso(b.start),
+                        end: iso(b.end),
+                    },
+                }));
+            }
+            Err(WriteError::Audit(failures)) => {
+                return Err(Error::AuditFailed {
+                    env: String::new(),
+                    failures,
+                })
+            }
+            Err(WriteError::Other(e)) => return Err(e),
+            Err(WriteError::Engine(err)) if attempt < retries => {
+                let wait = retry_base() * 2u32.pow(attempt.min(16));
+                attempt += 1;
+                tracing::warn!(model = a.model.as_str(), interval = %b, attempt, retries, wait_ms = wait.as_millis() as u64, error = %err, "batch failed; retrying");
+                std::thread::sleep(wait);
+            }
+            Err(WriteError::Engine(err)) => {
+                state.mark_failed(pfp, b)?;
+                crate::metrics::global()
+                    .intervals_failed
+                    .with_label_values(&[a.model.as_str(), cx.env])
+                    .inc_by(b.intervals(unit).max(0) as u64);
+                // readers of the lake learn of the failure too; a failure to say so must
+                // not hide the batch's own error
+                if parquet && cx.lake.dir(i)?.manifest()?.is_some() {
+                    if let Err(e) = cx.lake.refresh_manifest(engine, state, i) {
+                        tracing::warn!(model = a.model.as_str(), error = %e, "could not republish the manifest after a failed batch");
+                    }
+                }
+                let message = match err {
+                    EngineError::Statement { message, .. } => message,
+                    other => other.to_string(),
+                };
+                let message = if attempt > 0 {
+                    format!("{message} (after {} attempts)", attempt + 1)
+                } else {
+                    message
+                };
+                return Err(Error::Batch {
+                    model: a.model.clone(),
+                    interval: b.to_string(),
+                    message,
+                });
+            }
+        }
+    }
 }
 
 impl BatchContext<'_> {
@@ -930,10 +1099,14 @@ fn qualified((schema, table): (String, String)) -> String {
     format!("{schema}.{table}")
 }
 
-/// The last complete interval edge before `now`: builds of time-range models cover
-/// `[start, this)` until incremental backfill lands.
+/// The last complete interval edge before `now`, or the end of a closed history (`end`) when
+/// that comes first: what a build renders up to, and what whole-table audits cover.
 fn complete_until(m: &Model, now: DateTime<Utc>) -> NaiveDateTime {
-    efmesh_core::interval::unit_of(m).floor(now.naive_utc())
+    efmesh_core::interval::complete_until(
+        m.history_end(),
+        now.naive_utc(),
+        efmesh_core::interval::unit_of(m),
+    )
 }
 
 fn model_start(project: &Project, i: usize, end: NaiveDateTime) -> NaiveDateTime {

@@ -127,7 +127,11 @@ pub fn audit_env(
             },
         };
         let start = project.history_start(i).unwrap_or_default();
-        let end = efmesh_core::interval::unit_of(m).floor(now);
+        let end = efmesh_core::interval::complete_until(
+            m.history_end(),
+            now,
+            efmesh_core::interval::unit_of(m),
+        );
         let target = audits::Target {
             env,
             model: &m.name,

@@ -865,6 +865,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 ttl_days: ttl,
                 dry_run,
                 now: None,
+                lake: None,
             };
             match Efmesh::open(&dir).and_then(|p| p.janitor(opts)) {
                 Err(e) => fail(e, json),
@@ -874,7 +875,15 @@ pub fn run(cli: Cli) -> ExitCode {
                     } else {
                         let verb = if r.dry_run { "would drop" } else { "dropped" };
                         for c in &r.dropped {
-                            println!("{verb} {} ({})", c.table, c.model);
+                            match &c.files {
+                                Some(files) => {
+                                    println!(
+                                        "{verb} {} ({}) and its files {files}",
+                                        c.table, c.model
+                                    )
+                                }
+                                None => println!("{verb} {} ({})", c.table, c.model),
+                            }
                         }
                         for c in &r.skipped {
                             println!(

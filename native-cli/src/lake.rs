@@ -244,6 +244,8 @@ pub struct ManifestFacts<'a> {
     pub done: Vec<Range>,
     /// Where the model's history starts (for contiguous coverage).
     pub history_start: Option<NaiveDateTime>,
+    /// Where a closed history ends (exclusive), from the model's `end`.
+    pub history_end: Option<NaiveDateTime>,
     /// Intervals whose last attempt failed.
     pub failed: Vec<Range>,
     /// The passport narrowed by ancestry.
@@ -258,7 +260,7 @@ pub struct ManifestFacts<'a> {
 pub fn manifest(files: &FileSet, f: ManifestFacts) -> Manifest {
     let ledger = efmesh_core::interval::Ledger::from_ranges(f.done.iter().copied());
     let unit = efmesh_core::interval::unit_of(f.model);
-    let freshness = Freshness::of(&ledger, f.history_start, unit, &f.failed);
+    let freshness = Freshness::of(&ledger, f.history_start, f.history_end, unit, &f.failed);
     Manifest {
         manifest_version: MANIFEST_VERSION,
         model: f.model.name.clone(),

@@ -14,7 +14,7 @@ use crate::Error;
 use chrono::{DateTime, Utc};
 use efmesh_core::interval::{IntervalUnit, Range};
 use efmesh_core::manifest::{ManifestFile, ManifestInterval};
-use efmesh_core::model::{Kind, Target};
+use efmesh_core::model::Target;
 use efmesh_core::project::Project;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -52,17 +52,8 @@ impl LakeContext<'_> {
                 ),
             });
         };
-        match &m.kind {
-            Kind::Full | Kind::Seed { .. } | Kind::IncrementalByTimeRange { .. } => {}
-            other => {
-                return Err(Error::Unsupported(format!(
-                    "`{}` ({}) is {} with `target parquet`; parquet targets support FULL, SEED and INCREMENTAL_BY_TIME_RANGE models. Use `target table` for it",
-                    m.name,
-                    m.file,
-                    other.name()
-                )))
-            }
-        }
+        // `check` refuses kinds the target cannot hold (`efmesh_core::support`)
+        debug_assert!(m.target.holds(&m.kind), "{} passed check", m.name);
         let pfp = self
             .pfps
             .get(&m.name)
@@ -125,13 +116,13 @@ impl LakeContext<'_> {
         }
         let coverage = |j: usize| {
             let name = &project.models[j].name;
-            let start = project.history_start(j)?;
+            let (start, end) = (project.history_start(j)?, project.history_end(j));
             if *name == m.name {
-                return own.contiguous_through(start);
+                return own.covered_through(start, end);
             }
             ledgers
                 .get(self.pfps.get(name)?)
-                .and_then(|l| l.contiguous_through(start))
+                .and_then(|l| l.covered_through(start, end))
         };
         let effective = efmesh_core::passport::of_project(project, &coverage).swap_remove(i);
         let manifest = lake::manifest(
@@ -142,6 +133,7 @@ impl LakeContext<'_> {
                 columns,
                 done: own.ranges().to_vec(),
                 history_start: project.history_start(i),
+                history_end: project.history_end(i),
                 failed: state.failed_intervals(&pfp)?,
                 effective,
                 redacted: if self.redacted {

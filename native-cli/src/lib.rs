@@ -471,7 +471,15 @@ impl Efmesh {
     }
 
     /// Drop physics orphaned for longer than the ttl.
-    pub fn janitor(&self, opts: JanitorOptions) -> Result<JanitorReport, Error> {
+    pub fn janitor(&self, mut opts: JanitorOptions) -> Result<JanitorReport, Error> {
+        if opts.lake.is_none() {
+            opts.lake = self
+                .project
+                .config
+                .lake_path
+                .as_ref()
+                .map(|p| self.root.join(p));
+        }
         janitor::run(&mut self.state()?, &mut self.engine()?, &opts)
     }
 

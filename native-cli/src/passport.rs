@@ -65,7 +65,7 @@ pub fn passports(
     };
     let coverage = |i: usize| {
         let start = project.history_start(i)?;
-        ledger_of(i)?.contiguous_through(start)
+        ledger_of(i)?.covered_through(start, project.history_end(i))
     };
     let effective = efmesh_core::passport::of_project(project, &coverage);
     let mut models = vec![];
@@ -81,6 +81,7 @@ pub fn passports(
                 Some(Freshness::of(
                     &ledger,
                     project.history_start(i),
+                    project.history_end(i),
                     efmesh_core::interval::unit_of(m),
                     &failed,
                 ))

@@ -138,6 +138,29 @@ pub fn restate(
             du.floor(end) + du.step()
         };
         let range = Range::new(du.floor(start), widened_end);
+        // only the model's own history [start, end) is ever computed, so only it is cleared
+        let lower = project.history_start(k).map(|s| du.floor(s));
+        let upper = project.history_end(k).map(|e| du.ceil(e));
+        let range = Range::new(
+            lower.map_or(range.start, |l| range.start.max(l)),
+            upper.map_or(range.end, |u| range.end.min(u)),
+        );
+        if range.is_empty() {
+            if k == i {
+                let bound = |t: Option<NaiveDateTime>| t.map_or("-".to_string(), iso);
+                return Err(argument(
+                    format!(
+                        "[{}, {}) lies outside `{model}`'s history [{}, {}), so there is nothing to restate",
+                        iso(start),
+                        iso(end),
+                        bound(lower),
+                        bound(upper)
+                    ),
+                    Some("restate a range inside the model's `start` and `end`".into()),
+                ));
+            }
+            continue;
+        }
         let ledger = state
             .ledgers(std::slice::from_ref(&p.physical_fingerprint))?
             .remove(&p.physical_fingerprint)

@@ -281,7 +281,7 @@ fn tick(
 fn full_models_due(ef: &Efmesh, plan: &efmesh_core::plan::Plan) -> Result<Vec<String>, Error> {
     let project = ef.project_for(&plan.env)?;
     let now = crate::clock::now();
-    let candidates: Vec<(&str, &str, &str)> = plan
+    let candidates: Vec<(&str, &str, &str, Option<chrono::NaiveDateTime>)> = plan
         .actions
         .iter()
         .filter(|a| a.category == Category::Unchanged && !a.build && a.kind == "FULL")
@@ -291,16 +291,26 @@ fn full_models_due(ef: &Efmesh, plan: &efmesh_core::plan::Plan) -> Result<Vec<St
                 a.model.as_str(),
                 a.physical_fingerprint.as_deref()?,
                 m.cron.as_deref().unwrap_or("@daily"),
+                m.history_end(),
             ))
         })
         .collect();
     if candidates.is_empty() {
         return Ok(vec![]);
     }
-    let pfps: Vec<String> = candidates.iter().map(|(_, p, _)| p.to_string()).collect();
+    let pfps: Vec<String> = candidates
+        .iter()
+        .map(|(_, p, _, _)| p.to_string())
+        .collect();
     let built = ef.state()?.built_times(&pfps)?;
     let mut due = vec![];
-    for (model, pfp, cron) in candidates {
+    for (model, pfp, cron, end) in candidates {
+        // a closed history (`end`) built after its end has nothing left to refresh
+        if let (Some(end), Some(t)) = (end, built.get(pfp)) {
+            if t.naive_utc() >= end {
+                continue;
+            }
+        }
         let expr = match crate::schedule::CronExpr::parse(cron) {
             Ok(e) => e,
             Err(e) => {

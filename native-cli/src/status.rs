@@ -38,6 +38,8 @@ pub struct ModelLag {
     pub complete_through: Option<String>,
     /// Everything before this instant is due now.
     pub due_through: Option<String>,
+    /// Where a closed history ends (exclusive), from the model's `end`; `None` when open.
+    pub history_end: Option<String>,
     /// `due_through - complete_through`, in seconds (0 when up to date).
     pub lag_seconds: i64,
     /// Due intervals not done.
@@ -116,8 +118,12 @@ pub fn status(
             .unwrap_or_else(Ledger::default);
         let unit = unit_of(m);
         let start = project.history_start(i);
-        let complete = start.and_then(|s| ledger.contiguous_through(s));
-        let due = start.and_then(|s| expected(s, now.naive_utc(), unit));
+        let end = project.history_end(i);
+        // a closed history (`end`) is due only through its end, and claims no more than that
+        let complete = start
+            .and_then(|s| ledger.contiguous_through(s))
+            .map(|t| end.map_or(t, |e| t.min(e)));
+        let due = start.and_then(|s| expected(s, end, now.naive_utc(), unit));
         // with nothing complete, the lag is everything due
         let (lag_seconds, missing) = match &due {
             Some(d) => (
@@ -131,6 +137,7 @@ pub fn status(
             unit: unit.label().into(),
             complete_through: complete.map(iso),
             due_through: due.map(|d| iso(d.end)),
+            history_end: end.map(iso),
             lag_seconds,
             missing_intervals: missing,
         });
@@ -215,9 +222,13 @@ impl std::fmt::Display for StatusReport {
         if !self.lag.is_empty() {
             writeln!(f, "incremental models:")?;
             for l in &self.lag {
+                let closed = match &l.history_end {
+                    Some(e) => format!(" (history ends {e})"),
+                    None => String::new(),
+                };
                 writeln!(
                     f,
-                    "  {:<32} complete through {:<22} due through {:<22} missing {} {}(s)",
+                    "  {:<32} complete through {:<22} due through {:<22} missing {} {}(s){closed}",
                     l.model,
                     l.complete_through.as_deref().unwrap_or("nothing yet"),
                     l.due_through.as_deref().unwrap_or("-"),

@@ -4,6 +4,7 @@
 mod common;
 use common::*;
 use efmesh::engine::duckdb::DuckDbEngine;
+use predicates::prelude::PredicateBooleanExt;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -220,7 +221,8 @@ fn a_rewrite_killed_at_any_step_is_repaired_without_duplicates() {
 }
 
 #[test]
-fn parquet_targets_refuse_kinds_they_cannot_hold() {
+fn parquet_targets_refuse_kinds_they_cannot_hold_at_check() {
+    // refused by `check` at the `target` it names, so no apply ever starts on it
     let p = project(&[
         ("efmesh.toml", CONFIG),
         (
@@ -228,22 +230,18 @@ fn parquet_targets_refuse_kinds_they_cannot_hold() {
             "MODEL (name m.v, kind VIEW, target parquet);\nSELECT 1 AS x",
         ),
     ]);
-    efmesh(p.path())
-        .args(["apply", "dev", "--yes"])
-        .assert()
-        .code(1)
-        .stderr(predicates::str::contains(
-            "`m.v` (models/v.sql) is VIEW with `target parquet`",
-        ));
+    efmesh(p.path()).arg("check").assert().code(1).stderr(
+        predicates::str::contains("a VIEW model cannot have `target parquet`")
+            .and(predicates::str::contains("models/v.sql:1:36")),
+    );
     let p = project(&[(
         "models/f.sql",
         "MODEL (name m.f, kind FULL, target parquet);\nSELECT 1 AS x",
     )]);
-    efmesh(p.path())
-        .args(["apply", "dev", "--yes"])
-        .assert()
-        .code(1)
-        .stderr(predicates::str::contains("has no `[lake] path`"));
+    efmesh(p.path()).arg("check").assert().code(1).stderr(
+        predicates::str::contains("has no `[lake] path`")
+            .and(predicates::str::contains("models/f.sql:1:36")),
+    );
 }
 
 /// Copy an example into a temp dir (without any local state).

@@ -21,6 +21,10 @@ const INVALID: &[(&str, &str)] = &[
         "/freshness/contiguousThrough",
     ),
     ("bad-timestamp-generated-at-space", "/generatedAt"),
+    (
+        "bad-timestamp-history-end-date-only",
+        "/freshness/historyEnd",
+    ),
     ("bad-timestamp-interval-offset", "/intervals/0/start"),
     ("bad-timestamp-month-13", "/effective/completeThrough"),
     ("file-interval-as-string", "/files/0/interval"),
@@ -106,7 +110,15 @@ fn the_schema_is_a_valid_draft_2020_12_schema() {
 fn every_valid_fixture_validates_and_round_trips_through_the_rust_type() {
     let valid = fixtures("valid");
     let names: Vec<&str> = valid.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["full-model", "redacted", "time-range-with-gap"]);
+    assert_eq!(
+        names,
+        [
+            "closed-history",
+            "full-model",
+            "redacted",
+            "time-range-with-gap"
+        ]
+    );
     for (name, v) in &valid {
         assert_valid_manifest(v);
         let parsed = Manifest::parse(&v.to_string())
@@ -233,6 +245,7 @@ fn built_in_rust() -> Manifest {
             contiguous_through: Some(passport::iso(at("2026-01-03"))),
             latest_interval: Some(day("2026-01-05", "2026-01-06")),
             failed_intervals: vec![day("2026-01-03", "2026-01-04")],
+            history_end: None,
         },
         effective: Some(effective),
         redacted: vec!["patient_name".into()],

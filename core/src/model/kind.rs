@@ -66,15 +66,15 @@ pub enum Kind {
     #[serde(rename = "EMBEDDED")]
     Embedded,
     /// Built interval by interval, each run replacing only the rows of its time range.
+    /// Its batching knobs live in [`Batching`], outside the fingerprint.
     #[serde(rename = "INCREMENTAL_BY_TIME_RANGE")]
     IncrementalByTimeRange {
         /// The output column that places each row in an interval, lower-cased.
         time_column: String,
         /// The column's format string, when it holds text rather than a temporal type.
         time_column_format: Option<String>,
-        /// The most intervals one run may process at once; `None` means no limit.
-        batch_size: Option<u32>,
-        /// How many earlier intervals each run also reprocesses, for late-arriving data.
+        /// How many earlier intervals each run also recomputes, for late-arriving rows. It
+        /// decides which late rows the table holds, so (as in SQLMesh) it shapes the data.
         lookback: u32,
     },
     /// Each run upserts the query's rows into the table, matched on a key.
@@ -82,9 +82,7 @@ pub enum Kind {
     IncrementalByUniqueKey {
         /// The columns that identify a row across runs.
         unique_key: Vec<String>,
-        /// The most intervals one run may process at once; `None` means no limit.
-        batch_size: Option<u32>,
-        /// How many earlier intervals each run also reprocesses, for late-arriving data.
+        /// How many earlier intervals each run also recomputes, for late-arriving rows.
         lookback: u32,
     },
     /// Slowly changing dimension that keeps every version of a row, detected by an update time.
@@ -156,6 +154,22 @@ impl Kind {
     }
 }
 
+/// How a model's intervals are cut into batches and scheduled. These knobs change how the data
+/// is computed, never what it is, so (as in SQLMesh) they are metadata: they stay out of the
+/// fingerprint and changing one rebuilds nothing. SQLMesh writes them as kind parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Batching {
+    /// `batch_size`: the most intervals one batch may hold; `None` means one batch per
+    /// missing range.
+    pub size: Option<u32>,
+    /// `batch_concurrency`: how many of the model's batches may run at once; `None` leaves it
+    /// to efmesh (one at a time). Only INCREMENTAL_BY_TIME_RANGE batches are independent.
+    pub concurrency: Option<u32>,
+    /// Where `batch_concurrency` is written, for diagnostics about it.
+    #[serde(skip)]
+    pub concurrency_location: Option<Location>,
+}
+
 /// Every kind name efmesh accepts (including SQLMesh's aliases), for suggestions.
 pub const KIND_NAMES: &[&str] = &[
     "FULL",
@@ -179,15 +193,18 @@ const IGNORED_KIND_PARAMS: &[&str] = &[
     "auto_restatement_cron",
     "auto_restatement_intervals",
     "partition_by_time_column",
-    "batch_concurrency",
     "when_matched",
     "merge_filter",
     "time_data_type",
     "csv_settings",
 ];
 
-/// Parse the value of `kind`: `NAME` or `NAME (param value, ...)`.
-pub fn parse_kind(v: &Value, warnings: &mut Vec<Diagnostic>) -> Result<Kind, Diagnostic> {
+/// Parse the value of `kind`: `NAME` or `NAME (param value, ...)`, with the batching knobs
+/// SQLMesh writes among the kind's parameters.
+pub fn parse_kind(
+    v: &Value,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<(Kind, Batching), Diagnostic> {
     let (name_t, params) = match v.terms {
         [n] => (n, None),
         [n, p] if p.list().is_some() => (n, p.list()),
@@ -211,6 +228,7 @@ pub fn parse_kind(v: &Value, warnings: &mut Vec<Diagnostic>) -> Result<Kind, Dia
         p.entries
             .push((k.ident().unwrap_or_default().to_ascii_lowercase(), k, rest));
     }
+    let mut batching = Batching::default();
     let kind = match name.as_str() {
         "FULL" => Kind::Full,
         "VIEW" => Kind::View {
@@ -244,18 +262,21 @@ pub fn parse_kind(v: &Value, warnings: &mut Vec<Diagnostic>) -> Result<Kind, Dia
                     }
                 }
             };
+            batching = p.batching()?;
             Kind::IncrementalByTimeRange {
                 time_column,
                 time_column_format,
-                batch_size: p.u32("batch_size")?,
                 lookback: p.u32("lookback")?.unwrap_or(0),
             }
         }
-        "INCREMENTAL_BY_UNIQUE_KEY" => Kind::IncrementalByUniqueKey {
-            unique_key: p.required_list("unique_key", v)?,
-            batch_size: p.u32("batch_size")?,
-            lookback: p.u32("lookback")?.unwrap_or(0),
-        },
+        "INCREMENTAL_BY_UNIQUE_KEY" => {
+            let unique_key = p.required_list("unique_key", v)?;
+            batching = p.batching()?;
+            Kind::IncrementalByUniqueKey {
+                unique_key,
+                lookback: p.u32("lookback")?.unwrap_or(0),
+            }
+        }
         "SCD_TYPE_2" | "SCD_TYPE_2_BY_TIME" => Kind::ScdType2 {
             unique_key: p.required_list("unique_key", v)?,
             valid_from_name: p
@@ -312,7 +333,7 @@ pub fn parse_kind(v: &Value, warnings: &mut Vec<Diagnostic>) -> Result<Kind, Dia
         }
     };
     p.finish(&kind, warnings)?;
-    Ok(kind)
+    Ok((kind, batching))
 }
 
 fn external_source(p: &mut Params, v: &Value) -> Result<ExternalSource, Diagnostic> {
@@ -402,6 +423,20 @@ impl<'a> Params<'a> {
         self.value(key).map(|v| v.text()).transpose()
     }
 
+    /// `batch_size` and `batch_concurrency`, where the kind takes them.
+    fn batching(&mut self) -> Result<Batching, Diagnostic> {
+        let size = self.u32("batch_size")?;
+        let (concurrency, concurrency_location) = match self.value("batch_concurrency") {
+            Some(v) => (Some(v.u32()?), Some(v.location())),
+            None => (None, None),
+        };
+        Ok(Batching {
+            size,
+            concurrency,
+            concurrency_location,
+        })
+    }
+
     fn required_list(&mut self, key: &'static str, v: &Value) -> Result<Vec<String>, Diagnostic> {
         match self.value(key) {
             Some(val) => val.ident_list(),
@@ -447,8 +482,12 @@ fn known_params(kind: &Kind) -> Vec<&'static str> {
     match kind {
         Kind::Full | Kind::Embedded => vec![],
         Kind::View { .. } => vec!["materialized"],
-        Kind::IncrementalByTimeRange { .. } => vec!["time_column", "batch_size", "lookback"],
-        Kind::IncrementalByUniqueKey { .. } => vec!["unique_key", "batch_size", "lookback"],
+        Kind::IncrementalByTimeRange { .. } => {
+            vec!["time_column", "batch_size", "lookback", "batch_concurrency"]
+        }
+        Kind::IncrementalByUniqueKey { .. } => {
+            vec!["unique_key", "batch_size", "lookback", "batch_concurrency"]
+        }
         Kind::ScdType2 { .. } => vec![
             "unique_key",
             "valid_from_name",

@@ -9,7 +9,7 @@ pub mod kind;
 pub mod maintenance;
 pub mod values;
 
-pub use kind::{ExternalSource, FileFormat, Kind};
+pub use kind::{Batching, ExternalSource, FileFormat, Kind};
 pub use maintenance::Maintenance;
 
 use crate::diagnostic::{Diagnostic, Problem};
@@ -44,6 +44,33 @@ pub enum Target {
     Ducklake,
 }
 
+impl Target {
+    /// The target's name as written in a MODEL block.
+    pub fn label(self) -> &'static str {
+        match self {
+            Target::Table => "table",
+            Target::Parquet => "parquet",
+            Target::Ducklake => "ducklake",
+        }
+    }
+
+    /// The kinds whose data this target can hold (`None`: every kind). Parquet holds versions
+    /// as immutable files, so it takes kinds whose data is rewritten whole or by time range.
+    pub fn kinds(self) -> Option<&'static [&'static str]> {
+        match self {
+            Target::Table => None,
+            Target::Parquet | Target::Ducklake => {
+                Some(&["FULL", "SEED", "INCREMENTAL_BY_TIME_RANGE"])
+            }
+        }
+    }
+
+    /// Whether a model of `kind` can have this target.
+    pub fn holds(self, kind: &Kind) -> bool {
+        self.kinds().is_none_or(|k| k.contains(&kind.name()))
+    }
+}
+
 pub use crate::passport::Answerable;
 
 pub use crate::interval::IntervalUnit;
@@ -73,7 +100,8 @@ pub struct Model {
     pub kind: Kind,
     /// The first instant of history to build; `None` falls back to the project's `start`.
     pub start: Option<String>,
-    /// The last instant to build, for models whose history is closed.
+    /// The last instant to build, for models whose history is closed (SQLMesh's meaning: a
+    /// date-only `end` includes that whole day); see [`Model::history_end`].
     pub end: Option<String>,
     /// How often the model is due to run (`@daily`, a cron expression); never fingerprinted.
     pub cron: Option<String>,
@@ -95,14 +123,18 @@ pub struct Model {
     pub depends_on: Vec<(String, Location)>,
     /// Where the model's data is stored.
     pub target: Target,
+    /// Where `target` is written (`None`: not written, the default `table`), so a target the
+    /// project cannot build is refused at the line that asks for it.
+    pub target_location: Option<Location>,
     /// How far the model's data may be trusted to answer questions, as its owner declares.
     pub answerable: Answerable,
     /// Known limitations of the data, in the owner's words, for anyone reading the model.
     pub caveats: Vec<String>,
     /// Columns to mask in environments configured with `redacted = true`.
     pub redact: Vec<String>,
-    /// How many of the model's interval batches may run at once; `None` leaves it to efmesh.
-    pub batch_concurrency: Option<u32>,
+    /// How the model's intervals are cut into batches and scheduled: metadata, never
+    /// fingerprinted.
+    pub batching: Batching,
     /// How `efmesh compact` may rewrite the files of an EXTERNAL model; never fingerprinted.
     pub maintenance: Option<Maintenance>,
     /// The query, for kinds defined by one.
@@ -110,6 +142,20 @@ pub struct Model {
 }
 
 impl Model {
+    /// The exclusive upper bound of the model's history, from `end`, with SQLMesh's meaning: a
+    /// date-only `end` closes after that whole day; an instant on an interval edge is
+    /// exclusive, and one inside an interval keeps that interval. `None` when it is open.
+    pub fn history_end(&self) -> Option<chrono::NaiveDateTime> {
+        let raw = self.end.as_deref()?;
+        let t = crate::time::parse_instant(raw).ok()?;
+        let unit = crate::interval::unit_of(self);
+        Some(if crate::time::is_date_only(raw) {
+            unit.ceil(t + chrono::Duration::days(1))
+        } else {
+            unit.ceil(t)
+        })
+    }
+
     /// `(schema, table)`.
     pub fn schema_table(&self) -> (&str, &str) {
         self.name.split_once('.').unwrap_or(("", &self.name))
@@ -259,6 +305,8 @@ fn interpret(
     let mut seen: Vec<String> = vec![];
     let mut name: Option<(String, Location)> = None;
     let mut kind: Option<Kind> = None;
+    let mut end_location: Option<Location> = None;
+    let mut concurrency_property: Option<(u32, Location)> = None;
     let mut m = Model {
         name: String::new(),
         file: file.to_string(),
@@ -276,10 +324,11 @@ fn interpret(
         tags: vec![],
         depends_on: vec![],
         target: Target::Table,
+        target_location: None,
         answerable: Answerable::Full,
         caveats: vec![],
         redact: vec![],
-        batch_concurrency: None,
+        batching: Batching::default(),
         maintenance: None,
         query: None,
     };
@@ -354,7 +403,11 @@ fn interpret(
                     }
                     name = Some((n, v.location()));
                 }
-                "kind" => kind = Some(kind::parse_kind(&v, diags)?),
+                "kind" => {
+                    let (k, batching) = kind::parse_kind(&v, diags)?;
+                    kind = Some(k);
+                    m.batching = batching;
+                }
                 "start" | "end" => {
                     let s = v.scalar()?;
                     if let Err(msg) = crate::time::parse_instant(&s) {
@@ -363,6 +416,7 @@ fn interpret(
                     if key == "start" {
                         m.start = Some(s)
                     } else {
+                        end_location = Some(v.location());
                         m.end = Some(s)
                     }
                 }
@@ -390,6 +444,7 @@ fn interpret(
                         .collect();
                 }
                 "target" => {
+                    m.target_location = Some(v.location());
                     m.target = match v.ident()?.as_str() {
                         "table" => Target::Table,
                         "parquet" => Target::Parquet,
@@ -407,7 +462,7 @@ fn interpret(
                 }
                 "caveats" => m.caveats = v.text_list()?,
                 "redact" => m.redact = v.ident_list()?,
-                "batch_concurrency" => m.batch_concurrency = Some(v.u32()?),
+                "batch_concurrency" => concurrency_property = Some((v.u32()?, v.location())),
                 "maintenance" => m.maintenance = Some(maintenance::parse_maintenance(&v)?),
                 _ => unreachable!("every known property is handled"),
             }
@@ -428,6 +483,37 @@ fn interpret(
                 Location::from_span(file, block_span),
             ));
             return None;
+        }
+    }
+    // `batch_concurrency` as a property (efmesh) or a kind parameter (SQLMesh), not both
+    if let Some((n, loc)) = concurrency_property {
+        if m.batching.concurrency.is_some() {
+            diags.push(Diagnostic::at(
+                Problem::DuplicateProperty {
+                    name: "batch_concurrency".into(),
+                },
+                loc,
+            ));
+        } else {
+            m.batching.concurrency = Some(n);
+            m.batching.concurrency_location = Some(loc);
+        }
+    }
+    if let (Some(start), Some(end), Some(loc)) = (&m.start, &m.end, end_location) {
+        let (s, e) = (
+            crate::time::parse_instant(start).ok(),
+            crate::time::parse_instant(end).ok(),
+        );
+        if let (Some(s), Some(e)) = (s, e) {
+            if e < s {
+                diags.push(Diagnostic::at(
+                    Problem::EndBeforeStart {
+                        start: start.clone(),
+                        end: end.clone(),
+                    },
+                    loc,
+                ));
+            }
         }
     }
     match kind {

@@ -24,17 +24,20 @@ fn every_kind_parses_with_sqlmesh_spelling() {
         Kind::IncrementalByTimeRange {
             time_column: "ds".into(),
             time_column_format: Some("%Y-%m-%d".into()),
-            batch_size: Some(7),
-            lookback: 2
+            lookback: 2,
         }
+    );
+    assert_eq!(
+        (m.batching.size, m.batching.concurrency),
+        (Some(7), None),
+        "the batching knobs are kind parameters, kept outside the kind"
     );
     let m = ok("MODEL (name a.b, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key (id, ds)));\nSELECT 1 AS id, 2 AS ds");
     assert_eq!(
         m.kind,
         Kind::IncrementalByUniqueKey {
             unique_key: vec!["id".into(), "ds".into()],
-            batch_size: None,
-            lookback: 0
+            lookback: 0,
         }
     );
     let m = ok("MODEL (name a.b, kind SCD_TYPE_2_BY_TIME (unique_key id, updated_at_name changed_at, invalidate_hard_deletes true));\nSELECT 1 AS id, now() AS changed_at");

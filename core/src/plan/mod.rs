@@ -296,6 +296,18 @@ pub fn plan(
     }
     let dialect = project.config.dialect();
     let n = project.models.len();
+    // versions served from an older fingerprint algorithm: the project's fingerprints as that
+    // algorithm computes them, to tell an unchanged definition from a changed one
+    let mut legacy: BTreeMap<u32, Option<Vec<String>>> = BTreeMap::new();
+    for p in state.pointers.values() {
+        if let Some(old) = state.snapshots.get(&p.fingerprint) {
+            if old.fingerprint_version < FINGERPRINT_VERSION {
+                legacy.entry(old.fingerprint_version).or_insert_with(|| {
+                    fingerprint::legacy::fingerprints(project, old.fingerprint_version)
+                });
+            }
+        }
+    }
     let mut actions: Vec<Option<Action>> = vec![None; n];
     // per model: did its served data stay the same (so children may reuse their physics)?
     let mut data_kept = vec![true; n];
@@ -323,6 +335,8 @@ pub fn plan(
         let mut explain = vec![];
         let mut caused_by = vec![];
         let mut previous_physical = None;
+        // the new fingerprint names the data the previous version built (an algorithm upgrade)
+        let mut same_data = false;
         let mut sql_change = None;
         let category = match pointer {
             None => Category::Added,
@@ -345,11 +359,25 @@ pub fn plan(
                     })
                 }
                 Some(old) if old.fingerprint_version < FINGERPRINT_VERSION => {
-                    explain.push(format!(
-                        "fingerprint version changed from {} to {FINGERPRINT_VERSION}",
-                        old.fingerprint_version
-                    ));
-                    Category::Breaking
+                    let unchanged = legacy
+                        .get(&old.fingerprint_version)
+                        .and_then(|fps| fps.as_ref())
+                        .is_some_and(|fps| fps[i] == old.fingerprint);
+                    if unchanged {
+                        explain.push(format!(
+                            "fingerprint version changed from {} to {FINGERPRINT_VERSION}; the definition is the one built, so it keeps its physics and history",
+                            old.fingerprint_version
+                        ));
+                        previous_physical = Some(old.physical_fingerprint.clone());
+                        same_data = true;
+                        Category::MetadataOnly
+                    } else {
+                        explain.push(format!(
+                            "fingerprint version changed from {} to {FINGERPRINT_VERSION}, and the definition changed since it was built",
+                            old.fingerprint_version
+                        ));
+                        Category::Breaking
+                    }
                 }
                 Some(old) if old.definition_hash == def_hash => {
                     previous_physical = Some(old.physical_fingerprint.clone());
@@ -449,6 +477,8 @@ pub fn plan(
             p.physical_fingerprint.clone()
         } else if let Some(k) = known {
             k.physical_fingerprint.clone()
+        } else if let (true, Some(prev)) = (same_data, &previous_physical) {
+            prev.clone()
         } else if let (Category::Indirect, Some(prev)) = (category, &previous_physical) {
             let materialized = has_physics(&m.kind) && !matches!(m.kind, Kind::View { .. });
             let star = m
@@ -481,16 +511,8 @@ pub fn plan(
         let batches = match &m.kind {
             kind if has_intervals(kind) => {
                 let (batch_size, lookback) = match kind {
-                    Kind::IncrementalByTimeRange {
-                        batch_size,
-                        lookback,
-                        ..
-                    }
-                    | Kind::IncrementalByUniqueKey {
-                        batch_size,
-                        lookback,
-                        ..
-                    } => (*batch_size, *lookback),
+                    Kind::IncrementalByTimeRange { lookback, .. }
+                    | Kind::IncrementalByUniqueKey { lookback, .. } => (m.batching.size, *lookback),
                     // each SCD run compares one snapshot of the source with the history
                     _ => (Some(1), 0),
                 };
@@ -500,7 +522,7 @@ pub fn plan(
                     .unwrap_or_else(|| unit.floor(state.now) - unit.step());
                 let empty = Ledger::default();
                 let ledger = state.ledgers.get(&physical).unwrap_or(&empty);
-                interval::expected(start, state.now, unit)
+                interval::expected(start, project.history_end(i), state.now, unit)
                     .map(|exp| {
                         interval::batches(
                             &interval::to_compute(ledger, exp, unit, lookback),
@@ -556,7 +578,8 @@ pub fn plan(
     let mut warnings = vec![];
     for &i in project.dag.topological_order() {
         let m = &project.models[i];
-        if let Kind::IncrementalByTimeRange { batch_size, .. } = &m.kind {
+        if let Kind::IncrementalByTimeRange { .. } = &m.kind {
+            let batch_size = &m.batching.size;
             let windowed = m
                 .query
                 .as_ref()

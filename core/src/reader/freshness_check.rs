@@ -97,6 +97,20 @@ pub fn check_freshness(m: &Manifest, now: NaiveDateTime, max_lag_seconds: i64) -
         .complete_through
         .clone()
         .unwrap_or_else(|| m.generated_at.clone());
+    // a closed history (`end`) complete through its end has nothing left to compute
+    let closed = m.freshness.history_end.as_deref().and_then(parse_instant);
+    let own_limit = p.limited_by.as_deref().is_none_or(|w| w == m.model);
+    if let (Some(end), Some(through), true) = (closed, anchor, own_limit) {
+        if through >= end {
+            return verdict(
+                FreshnessStatus::Fresh,
+                format!(
+                    "fresh: complete through {anchor_text}, where its history ends ({} ago)",
+                    human(lag_s.max(0))
+                ),
+            );
+        }
+    }
     if lag_s > max_lag_seconds {
         verdict(
             FreshnessStatus::Stale,
@@ -180,6 +194,19 @@ mod tests {
             (FreshnessStatus::NoCoverage, None)
         );
         assert_eq!(v.reason, "no coverage yet: raw.feed has computed nothing");
+    }
+
+    #[test]
+    fn a_closed_history_complete_through_its_end_never_goes_stale() {
+        let mut m = manifest(vec![iv("01", "03")], vec![]);
+        m.freshness.history_end = Some("2026-01-03T00:00:00Z".into());
+        let v = check_freshness(&m, at("2026-06-01T00:00:00Z"), 3600);
+        assert!(v.fresh, "{v:?}");
+        assert!(v.reason.contains("where its history ends"), "{}", v.reason);
+        // not yet complete through its end: judged by lag as usual
+        m.freshness.history_end = Some("2026-01-05T00:00:00Z".into());
+        let v = check_freshness(&m, at("2026-06-01T00:00:00Z"), 3600);
+        assert_eq!(v.status, FreshnessStatus::Stale);
     }
 
     #[test]

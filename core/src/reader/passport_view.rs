@@ -103,6 +103,7 @@ pub(crate) mod tests {
                 contiguous_through: intervals.first().map(|i| i.end.clone()),
                 latest_interval: None,
                 failed_intervals: failed,
+                history_end: None,
             },
             intervals,
             answerable: Answerable::Sampled,

@@ -36,6 +36,15 @@ pub enum EngineError {
         /// The SQL that failed.
         sql: String,
     },
+    /// An `[engine.settings]` entry was refused. Only the setting's name is reported: its
+    /// value may be a secret, and the engine's message is scrubbed of it.
+    #[error("engine setting `{name}`: {message}")]
+    Setting {
+        /// The setting's name.
+        name: String,
+        /// What the engine said, without the value.
+        message: String,
+    },
     /// The engine lacks a capability the project needs.
     #[error("{engine} cannot {feature:?}: {detail}")]
     Feature {
@@ -65,6 +74,26 @@ impl Rows {
             .and_then(|r| r.first().cloned().flatten())
             .and_then(|v| v.parse().ok())
             .unwrap_or(0)
+    }
+}
+
+/// What a relation in the engine is, for statements that must name it (`DROP VIEW` or
+/// `DROP TABLE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelationKind {
+    /// A stored table.
+    Table,
+    /// A view (a VIEW model's physics, or a parquet version's view over its files).
+    View,
+}
+
+impl RelationKind {
+    /// The keyword `DROP` takes for it.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            RelationKind::Table => "TABLE",
+            RelationKind::View => "VIEW",
+        }
     }
 }
 
@@ -105,6 +134,32 @@ pub trait Engine {
     fn describe(&mut self, sql: &str) -> Result<Vec<(String, String)>, EngineError>;
     /// The columns (name, type) of an existing table, given as `schema.table`.
     fn table_columns(&mut self, qualified: &str) -> Result<Vec<(String, String)>, EngineError>;
+    /// What the relation `schema.table` is, if it exists: the janitor drops each physical
+    /// version as what it really is (a parquet version is a view over files, not a table).
+    fn relation_kind(&mut self, qualified: &str) -> Result<Option<RelationKind>, EngineError> {
+        let (schema, table) = qualified.split_once('.').unwrap_or(("main", qualified));
+        let lit = |s: &str| efmesh_core::quote::literal(s);
+        let rows = self.query(
+            &format!("looking up {qualified}"),
+            &format!(
+                "SELECT table_type FROM information_schema.tables WHERE table_schema = {} AND table_name = {}",
+                lit(schema),
+                lit(table)
+            ),
+            Some(1),
+        )?;
+        Ok(rows
+            .rows
+            .first()
+            .and_then(|r| r.first().cloned().flatten())
+            .map(|t| {
+                if t.eq_ignore_ascii_case("VIEW") {
+                    RelationKind::View
+                } else {
+                    RelationKind::Table
+                }
+            }))
+    }
     /// How many statements this connection has issued, for tests and metrics.
     fn statements_issued(&self) -> u64;
     /// Quote an identifier.

@@ -1,0 +1,92 @@
+//! Fingerprints as older algorithms computed them, so upgrading efmesh never rebuilds a model
+//! whose definition did not change.
+//!
+//! When an environment serves a version fingerprinted by an older [`FINGERPRINT_VERSION`], the
+//! planner recomputes the project's fingerprints with that algorithm. Equal means the
+//! definition is the one that was built, so the new version keeps its data; different means a
+//! real change, categorized as breaking. Each supported old version is frozen by a golden test
+//! over the same corpus as the current one.
+//!
+//! [`FINGERPRINT_VERSION`]: super::FINGERPRINT_VERSION
+
+use super::{hash_payload, payload_with};
+use crate::model::{Kind, Model};
+use crate::project::Project;
+use serde::Serialize;
+
+/// The oldest algorithm [`fingerprints`] can reproduce.
+pub const OLDEST: u32 = 1;
+
+/// The kind as version 1 serialized it: `batch_size` was part of the kind.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum KindV1<'a> {
+    TimeRange {
+        name: &'static str,
+        time_column: &'a str,
+        time_column_format: Option<&'a str>,
+        batch_size: Option<u32>,
+        lookback: u32,
+    },
+    UniqueKey {
+        name: &'static str,
+        unique_key: &'a [String],
+        batch_size: Option<u32>,
+        lookback: u32,
+    },
+    Unchanged(&'a Kind),
+}
+
+fn kind_v1(m: &Model) -> KindV1<'_> {
+    let size = m.batching.size;
+    match &m.kind {
+        Kind::IncrementalByTimeRange {
+            time_column,
+            time_column_format,
+            lookback,
+        } => KindV1::TimeRange {
+            name: "INCREMENTAL_BY_TIME_RANGE",
+            time_column,
+            time_column_format: time_column_format.as_deref(),
+            batch_size: size,
+            lookback: *lookback,
+        },
+        Kind::IncrementalByUniqueKey {
+            unique_key,
+            lookback,
+        } => KindV1::UniqueKey {
+            name: "INCREMENTAL_BY_UNIQUE_KEY",
+            unique_key,
+            batch_size: size,
+            lookback: *lookback,
+        },
+        other => KindV1::Unchanged(other),
+    }
+}
+
+/// Every model's fingerprint as algorithm `version` computes it (same index as
+/// `project.models`), or `None` for a version this efmesh cannot reproduce.
+pub fn fingerprints(project: &Project, version: u32) -> Option<Vec<String>> {
+    if version != 1 {
+        return None;
+    }
+    let mut fps = vec![String::new(); project.models.len()];
+    for &i in project.dag.topological_order() {
+        let parents: Vec<(&str, &str)> = project
+            .dag
+            .parents(i)
+            .iter()
+            .map(|&p| (project.models[p].name.as_str(), fps[p].as_str()))
+            .collect();
+        let m = &project.models[i];
+        let p = payload_with(
+            m,
+            version,
+            kind_v1(m),
+            project.seed_hashes[i].as_deref(),
+            &parents,
+        );
+        fps[i] = hash_payload(&p);
+    }
+    Some(fps)
+}
