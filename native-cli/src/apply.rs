@@ -475,6 +475,7 @@ fn run_batch(
     };
     let batch = format!("{}/{}", k + 1, a.batches.len());
     tracing::info!(model = a.model.as_str(), env = cx.env, batch = batch.as_str(), interval = %b, "backfilling");
+    let started = Instant::now();
     let mut attempt = 0;
     let context = format!("computing {} for {b}", a.model);
     cx.fenced()?;
@@ -511,6 +512,7 @@ fn run_batch(
                         .with_label_values(&[a.model.as_str(), cx.env])
                         .inc_by(b.intervals(unit).max(0) as u64);
                 }
+                tracing::info!(model = a.model.as_str(), env = cx.env, batch = batch.as_str(), interval = %b, duration_ms = started.elapsed().as_millis() as u64, "backfilled");
                 let iso = |t: NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%SZ").to_string();
                 return Ok(Some(BatchOutcome {
                     audit_results: results,

@@ -631,3 +631,152 @@ fn retries_ride_out_a_transient_failure_and_exhausted_retries_name_the_interval(
         .unwrap();
     assert_eq!(failed, 0, "a recomputed interval is no longer failed");
 }
+
+/// (event, interval) of each batch log line (logfmt off a terminal), in the order written.
+fn batch_events(stderr: &str) -> Vec<(String, String)> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let msg = l.split_whitespace().find_map(|f| f.strip_prefix("msg="))?;
+            let interval = l.split("interval=").nth(1)?.split(" duration_ms").next()?;
+            let interval = interval
+                .split(" msg=")
+                .next()?
+                .trim_matches('"')
+                .to_string();
+            matches!(msg, "backfilling" | "backfilled").then(|| (msg.to_string(), interval))
+        })
+        .collect()
+}
+
+#[test]
+fn following_the_window_warning_with_batch_size_1_rebuilds_nothing() {
+    // a windowed model, a child reading it, backfilled in one batch
+    let ranked = |batch: &str| {
+        format!("MODEL (name m.ranked, kind INCREMENTAL_BY_TIME_RANGE (time_column ts{batch}), start '2026-01-01');\nSELECT id, ts, row_number() OVER (PARTITION BY ts::DATE ORDER BY ts) AS rn FROM raw.events WHERE ts >= @start AND ts < @end")
+    };
+    let child = (
+        "models/child.sql",
+        "MODEL (name m.child, kind FULL);\nSELECT count(*) AS n FROM m.ranked",
+    );
+    let p = project(&[EVENTS_ROOT, ("models/ranked.sql", &ranked("")), child]);
+    apply_at(p.path(), "dev", "2026-01-10T00:00:00Z");
+    for knob in [", batch_size 1", ", batch_size 1, batch_concurrency 2"] {
+        std::fs::write(p.path().join("models/ranked.sql"), ranked(knob)).unwrap();
+        let v = apply_at(p.path(), "dev", "2026-01-10T00:00:00Z");
+        let categories: Vec<(&str, &str)> = v["plan"]["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["model"].as_str().unwrap(),
+                    a["category"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert!(
+            categories == vec![("m.ranked", "metadata-only")],
+            "{knob}: {categories:?}"
+        );
+        assert!(
+            v["built"].as_array().unwrap().is_empty()
+                && v["batches"].as_array().unwrap().is_empty(),
+            "{knob}: nothing is rebuilt or recomputed: {v}"
+        );
+    }
+    // the new batch size applies to intervals computed from now on
+    let v = apply_at(p.path(), "dev", "2026-01-12T00:00:00Z");
+    assert_eq!(v["batches"].as_array().unwrap().len(), 2, "{v}");
+}
+
+#[test]
+fn batch_concurrency_runs_a_models_batches_at_once_with_the_same_result() {
+    // each batch does some busy work, so concurrent batches overlap in time
+    let slow = " AND (SELECT count(*) FROM range(2000000) t(x) WHERE hash(x) % 5 = 1) > 0";
+    let model = |knobs: &str| {
+        format!("MODEL (name m.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ts, batch_size 1{knobs}), start '2026-01-01', columns (id BIGINT, ts TIMESTAMP));\nSELECT id, ts FROM raw.events WHERE ts >= @start AND ts < @end{slow}")
+    };
+    let run = |knobs: &str| {
+        let p = project(&[EVENTS_ROOT, ("models/daily.sql", &model(knobs))]);
+        let out = efmesh(p.path())
+            .env("EFMESH_NOW", "2026-01-13T00:00:00Z")
+            .env("EFMESH_LOG_FORMAT", "logfmt")
+            .args(["apply", "dev", "--yes", "--json"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{stderr}");
+        let v = json(&out.stdout);
+        let sum = query(
+            p.path(),
+            "SELECT count(*)::VARCHAR || '/' || sum(id)::VARCHAR FROM dev__m.daily",
+        );
+        (p, v, stderr, sum)
+    };
+    let (_seq, v1, log1, sum1) = run("");
+    let (p, v4, log4, sum4) = run(", batch_concurrency 4");
+    assert_eq!(sum1, sum4, "the same rows either way");
+    assert_eq!(sum1, format!("{}/{}", 12 * 24, (0..12 * 24).sum::<u64>()));
+    assert_eq!(v1["batches"], v4["batches"], "reported in batch order");
+    assert_eq!(
+        ledger_rows(p.path()),
+        vec![("2026-01-01T00:00:00".into(), "2026-01-13T00:00:00".into())],
+        "every interval done, one merged ledger row"
+    );
+    // how many batches were open at once, from the order of the log lines
+    let widest = |log: &str| {
+        let (mut open, mut widest) = (0i32, 0i32);
+        for (msg, _) in batch_events(log) {
+            open += if msg == "backfilling" { 1 } else { -1 };
+            widest = widest.max(open);
+        }
+        assert_eq!(open, 0, "every batch that started finished");
+        widest
+    };
+    assert_eq!(widest(&log1), 1, "one batch at a time by default");
+    let w = widest(&log4);
+    assert!(
+        (2..=4).contains(&w),
+        "batches overlapped, never more than 4: {w}"
+    );
+}
+
+#[test]
+fn a_failed_concurrent_batch_stops_the_model_and_the_rerun_computes_only_what_is_missing() {
+    let fail = " AND (CASE WHEN @start_ds = '2026-01-05' AND (SELECT count(*) FROM glob('FAIL')) > 0 THEN error('day 5 broke') ELSE true END)";
+    let text = format!("MODEL (name m.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ts, batch_size 1, batch_concurrency 3), start '2026-01-01', columns (id BIGINT, ts TIMESTAMP));\nSELECT id, ts FROM raw.events WHERE ts >= @start AND ts < @end{fail}");
+    let p = project(&[EVENTS_ROOT, ("models/daily.sql", &text)]);
+    std::fs::write(p.path().join("FAIL"), "").unwrap();
+    efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-11T00:00:00Z")
+        .args(["apply", "dev", "--yes"])
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("day 5 broke").and(predicate::str::contains("2026-01-05")),
+        );
+    let done = ledger_rows(p.path());
+    assert!(
+        done.iter()
+            .all(|(s, e)| !(s.as_str() <= "2026-01-05T00:00:00"
+                && e.as_str() > "2026-01-05T00:00:00")),
+        "the failed day is not done: {done:?}"
+    );
+    std::fs::remove_file(p.path().join("FAIL")).unwrap();
+    let v = apply_at(p.path(), "dev", "2026-01-11T00:00:00Z");
+    let recomputed = v["batches"].as_array().unwrap().len();
+    assert!(
+        recomputed >= 1 && recomputed < 10,
+        "only what was missing: {v}"
+    );
+    assert_eq!(
+        ledger_rows(p.path()),
+        vec![("2026-01-01T00:00:00".into(), "2026-01-11T00:00:00".into())]
+    );
+    assert_eq!(
+        query(p.path(), "SELECT count(*)::VARCHAR FROM dev__m.daily"),
+        (10 * 24).to_string(),
+        "no duplicates"
+    );
+}

@@ -365,3 +365,55 @@ fn a_run_tick_at_a_terminal_draws_the_same_bar() {
         "no bar under --json:\n{out}"
     );
 }
+
+#[test]
+fn engine_setting_values_never_reach_logs_json_or_errors() {
+    // a setting that takes any string, as a secret would be
+    let secret = "tok-s3cr3t-42";
+    let config = format!(
+        "[project]\nname = \"t\"\nstart = \"2026-01-01\"\n[engine.settings]\nthreads = 2\ntemp_directory = \"/tmp/{secret}\"\n"
+    );
+    let (path, text) = daily(7);
+    let p = project(&[("efmesh.toml", &config), RAW, (path, &text)]);
+    let (stdout, stderr) = apply(
+        p.path(),
+        &["--log-level", "trace", "--json", "--jobs", "2"],
+        &[],
+    );
+    assert!(
+        !stdout.contains(secret) && !stderr.contains(secret),
+        "a setting value leaked:\n{stderr}\n{stdout}"
+    );
+    let settings: Vec<String> = events(&stderr)
+        .iter()
+        .filter_map(|e| get(e, "setting").map(str::to_string))
+        .collect();
+    assert!(
+        settings.contains(&"threads".to_string())
+            && settings.contains(&"temp_directory".to_string()),
+        "each setting is logged by name: {settings:?}\n{stderr}"
+    );
+
+    // a setting the engine refuses (and whose value it echoes) is reported by name alone
+    let config = format!("[project]\nname = \"t\"\n[engine.settings]\nthreads = \"{secret}\"\n");
+    let p = project(&[("efmesh.toml", &config), RAW]);
+    for args in [
+        &["apply", "dev", "--yes", "--json"][..],
+        &["apply", "dev", "--yes", "--log-level", "trace"][..],
+    ] {
+        let out = efmesh(p.path()).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let (o, e) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            e.contains("setting `threads`") || o.contains("setting `threads`"),
+            "{e}{o}"
+        );
+        assert!(
+            !o.contains(secret) && !e.contains(secret),
+            "a setting value leaked:\n{e}\n{o}"
+        );
+    }
+}

@@ -64,13 +64,30 @@ fn kind_v1(m: &Model) -> KindV1<'_> {
     }
 }
 
+/// The project as an older algorithm fingerprinted it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Legacy {
+    /// Every model's fingerprint (same index as `project.models`).
+    pub fingerprints: Vec<String>,
+    /// Every model's definition hash, parents excluded (same index).
+    pub definition_hashes: Vec<String>,
+}
+
 /// Every model's fingerprint as algorithm `version` computes it (same index as
 /// `project.models`), or `None` for a version this efmesh cannot reproduce.
 pub fn fingerprints(project: &Project, version: u32) -> Option<Vec<String>> {
+    of(project, version).map(|l| l.fingerprints)
+}
+
+/// Fingerprints and definition hashes as algorithm `version` computes them, or `None` for a
+/// version this efmesh cannot reproduce.
+pub fn of(project: &Project, version: u32) -> Option<Legacy> {
     if version != 1 {
         return None;
     }
-    let mut fps = vec![String::new(); project.models.len()];
+    let n = project.models.len();
+    let mut fps = vec![String::new(); n];
+    let mut defs = vec![String::new(); n];
     for &i in project.dag.topological_order() {
         let parents: Vec<(&str, &str)> = project
             .dag
@@ -79,14 +96,12 @@ pub fn fingerprints(project: &Project, version: u32) -> Option<Vec<String>> {
             .map(|&p| (project.models[p].name.as_str(), fps[p].as_str()))
             .collect();
         let m = &project.models[i];
-        let p = payload_with(
-            m,
-            version,
-            kind_v1(m),
-            project.seed_hashes[i].as_deref(),
-            &parents,
-        );
-        fps[i] = hash_payload(&p);
+        let seed = project.seed_hashes[i].as_deref();
+        fps[i] = hash_payload(&payload_with(m, version, kind_v1(m), seed, &parents));
+        defs[i] = hash_payload(&payload_with(m, version, kind_v1(m), seed, &[]));
     }
-    Some(fps)
+    Some(Legacy {
+        fingerprints: fps,
+        definition_hashes: defs,
+    })
 }

@@ -298,16 +298,21 @@ pub fn plan(
     let n = project.models.len();
     // versions served from an older fingerprint algorithm: the project's fingerprints as that
     // algorithm computes them, to tell an unchanged definition from a changed one
-    let mut legacy: BTreeMap<u32, Option<Vec<String>>> = BTreeMap::new();
+    let mut legacy: BTreeMap<u32, Option<fingerprint::legacy::Legacy>> = BTreeMap::new();
     for p in state.pointers.values() {
         if let Some(old) = state.snapshots.get(&p.fingerprint) {
             if old.fingerprint_version < FINGERPRINT_VERSION {
-                legacy.entry(old.fingerprint_version).or_insert_with(|| {
-                    fingerprint::legacy::fingerprints(project, old.fingerprint_version)
-                });
+                legacy
+                    .entry(old.fingerprint_version)
+                    .or_insert_with(|| fingerprint::legacy::of(project, old.fingerprint_version));
             }
         }
     }
+    let legacy_of = |old: &StoredSnapshot| {
+        legacy
+            .get(&old.fingerprint_version)
+            .and_then(|l| l.as_ref())
+    };
     let mut actions: Vec<Option<Action>> = vec![None; n];
     // per model: did its served data stay the same (so children may reuse their physics)?
     let mut data_kept = vec![true; n];
@@ -358,35 +363,54 @@ pub fn plan(
                         found: old.fingerprint_version,
                     })
                 }
-                Some(old) if old.fingerprint_version < FINGERPRINT_VERSION => {
-                    let unchanged = legacy
-                        .get(&old.fingerprint_version)
-                        .and_then(|fps| fps.as_ref())
-                        .is_some_and(|fps| fps[i] == old.fingerprint);
-                    if unchanged {
-                        explain.push(format!(
-                            "fingerprint version changed from {} to {FINGERPRINT_VERSION}; the definition is the one built, so it keeps its physics and history",
-                            old.fingerprint_version
-                        ));
-                        previous_physical = Some(old.physical_fingerprint.clone());
-                        same_data = true;
-                        Category::MetadataOnly
-                    } else {
-                        explain.push(format!(
-                            "fingerprint version changed from {} to {FINGERPRINT_VERSION}, and the definition changed since it was built",
-                            old.fingerprint_version
-                        ));
-                        Category::Breaking
-                    }
-                }
-                Some(old) if old.definition_hash == def_hash => {
+                Some(old)
+                    if old.fingerprint_version < FINGERPRINT_VERSION
+                        && legacy_of(old).is_some_and(|l| l.fingerprints[i] == old.fingerprint) =>
+                {
+                    explain.push(format!(
+                        "fingerprint version changed from {} to {FINGERPRINT_VERSION}; the definition is the one built, so it keeps its physics and history",
+                        old.fingerprint_version
+                    ));
                     previous_physical = Some(old.physical_fingerprint.clone());
-                    caused_by = changed_parents
+                    same_data = true;
+                    Category::MetadataOnly
+                }
+                Some(old)
+                    if old.definition_hash
+                        == if old.fingerprint_version < FINGERPRINT_VERSION {
+                            legacy_of(old)
+                                .map(|l| l.definition_hashes[i].as_str())
+                                .unwrap_or_default()
+                        } else {
+                            def_hash.as_str()
+                        } =>
+                {
+                    previous_physical = Some(old.physical_fingerprint.clone());
+                    // across an algorithm upgrade every parent is re-fingerprinted; name the
+                    // ones whose data really changed
+                    let real: Vec<usize> = changed_parents
+                        .iter()
+                        .copied()
+                        .filter(|&p| !data_kept[p])
+                        .collect();
+                    let causes = if real.is_empty() {
+                        &changed_parents
+                    } else {
+                        &real
+                    };
+                    caused_by = causes
                         .iter()
                         .map(|&p| project.models[p].name.clone())
                         .collect();
                     explain.push(format!("changed through {}", caused_by.join(", ")));
                     Category::Indirect
+                }
+                Some(old) if old.fingerprint_version < FINGERPRINT_VERSION => {
+                    explain.push(format!(
+                        "fingerprint version changed from {} to {FINGERPRINT_VERSION}, and the definition changed since it was built",
+                        old.fingerprint_version
+                    ));
+                    Category::Breaking
                 }
                 Some(old) => {
                     let new_payload = fingerprint::payload_json(m, seed, &[]);
