@@ -59,7 +59,7 @@ pub fn check(config: &Config, models: &[Model]) -> Vec<Diagnostic> {
                     property: "batch_concurrency".into(),
                     expected: "a whole number of at least 1".into(),
                 })
-            } else if !time_range && !(ordered && n == 1) {
+            } else if !(time_range || (ordered && n == 1)) {
                 Some(Problem::BatchConcurrencyUnsupported {
                     kind: m.kind.name().into(),
                     value: n,

@@ -362,12 +362,7 @@ impl Efmesh {
     /// Apply a plan made by [`Efmesh::plan`]: build what it needs, then promote it.
     pub fn apply(&self, plan: &Plan, mut opts: ApplyOptions) -> Result<ApplyOutcome, Error> {
         if opts.lake.is_none() {
-            opts.lake = self
-                .project
-                .config
-                .lake_path
-                .as_ref()
-                .map(|p| self.root.join(p));
+            opts.lake = self.lake_dir();
         }
         // under the environment's lock, and only if nobody changed the environment since the
         // plan was made
@@ -470,15 +465,19 @@ impl Efmesh {
         )
     }
 
+    /// The lake folder (`[lake] path`, resolved against the project root), if configured.
+    fn lake_dir(&self) -> Option<PathBuf> {
+        self.project
+            .config
+            .lake_path
+            .as_ref()
+            .map(|p| self.root.join(p))
+    }
+
     /// Drop physics orphaned for longer than the ttl.
     pub fn janitor(&self, mut opts: JanitorOptions) -> Result<JanitorReport, Error> {
         if opts.lake.is_none() {
-            opts.lake = self
-                .project
-                .config
-                .lake_path
-                .as_ref()
-                .map(|p| self.root.join(p));
+            opts.lake = self.lake_dir();
         }
         janitor::run(&mut self.state()?, &mut self.engine()?, &opts)
     }
