@@ -6,8 +6,6 @@
 //! grow it without bound. Everything here is pure, so the planner, the executor and (through
 //! the manifest) the browser agree on every edge.
 
-#[cfg(feature = "analysis")]
-use crate::model::Model;
 use chrono::{Duration, NaiveDateTime, Timelike};
 use serde::{Deserialize, Serialize};
 
@@ -104,32 +102,6 @@ impl IntervalUnit {
     /// Whether `t` is an interval edge.
     pub fn is_aligned(self, t: NaiveDateTime) -> bool {
         self.floor(t) == t
-    }
-}
-
-#[cfg(feature = "analysis")]
-/// The unit of a model's intervals: its `interval_unit`, else derived from its `cron`
-/// (a schedule that fires every minute or hour gets that unit), else a day.
-pub fn unit_of(model: &Model) -> IntervalUnit {
-    if let Some(u) = model.interval_unit {
-        return u;
-    }
-    let Some(cron) = model.cron.as_deref().map(str::trim) else {
-        return IntervalUnit::Day;
-    };
-    match cron {
-        "@hourly" => return IntervalUnit::Hour,
-        "@daily" | "@midnight" | "@weekly" | "@monthly" | "@yearly" | "@annually" => {
-            return IntervalUnit::Day
-        }
-        _ => {}
-    }
-    let fields: Vec<&str> = cron.split_whitespace().collect();
-    let repeating = |f: &str| f == "*" || f.starts_with("*/") || f.contains(',') || f.contains('-');
-    match fields.as_slice() {
-        [minute, ..] if repeating(minute) => IntervalUnit::Minute,
-        [_, hour, ..] if repeating(hour) => IntervalUnit::Hour,
-        _ => IntervalUnit::Day,
     }
 }
 
@@ -329,30 +301,6 @@ mod tests {
             IntervalUnit::Hour.is_aligned(t("2026-03-04T05:00:00"))
                 && !IntervalUnit::Day.is_aligned(t("2026-03-04T05:00:00"))
         );
-    }
-
-    #[cfg(feature = "analysis")]
-    #[test]
-    fn unit_comes_from_interval_unit_or_cron() {
-        let (mut m, _) = crate::model::parse_model_file(
-            "m.sql",
-            "MODEL (name a.b);\nSELECT 1 AS x",
-            crate::sql::Dialect::DuckDb,
-        );
-        let m = m.as_mut().unwrap();
-        assert_eq!(unit_of(m), IntervalUnit::Day);
-        for (cron, unit) in [
-            ("@hourly", IntervalUnit::Hour),
-            ("@daily", IntervalUnit::Day),
-            ("0 * * * *", IntervalUnit::Hour),
-            ("*/5 * * * *", IntervalUnit::Minute),
-            ("30 2 * * *", IntervalUnit::Day),
-        ] {
-            m.cron = Some(cron.into());
-            assert_eq!(unit_of(m), unit, "{cron}");
-        }
-        m.interval_unit = Some(IntervalUnit::Minute);
-        assert_eq!(unit_of(m), IntervalUnit::Minute);
     }
 
     #[test]

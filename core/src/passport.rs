@@ -152,30 +152,6 @@ pub fn effective(nodes: &[Node], order: &[usize]) -> Vec<Effective> {
         .collect()
 }
 
-/// The effective passport of every model of `project`. `coverage` gives a time-range model's
-/// own contiguous coverage (`None` inside: nothing computed) for the version in question; it is
-/// asked only for time-range models.
-#[cfg(feature = "analysis")]
-pub fn of_project(
-    project: &crate::project::Project,
-    coverage: &dyn Fn(usize) -> Option<NaiveDateTime>,
-) -> Vec<Effective> {
-    use crate::model::Kind;
-    let nodes: Vec<Node> = project
-        .models
-        .iter()
-        .enumerate()
-        .map(|(i, m)| Node {
-            name: &m.name,
-            answerable: m.answerable,
-            caveats: &m.caveats,
-            coverage: matches!(m.kind, Kind::IncrementalByTimeRange { .. }).then(|| coverage(i)),
-            parents: project.dag.parents(i).to_vec(),
-        })
-        .collect();
-    effective(&nodes, project.dag.topological_order())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

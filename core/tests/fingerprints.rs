@@ -124,7 +124,7 @@ fn corpus_fingerprints_are_frozen() {
 
     // version 1, frozen before batch_size left the fingerprint: reproduced exactly, so a
     // project built by an older efmesh keeps its physics after the upgrade
-    let v1 = efmesh_core::fingerprint::legacy::fingerprints(&p, 1).expect("v1 is reproducible");
+    let v1 = p.legacy(1).expect("v1 is reproducible").fingerprints;
     let legacy: BTreeMap<&str, &str> = p
         .models
         .iter()
@@ -132,7 +132,11 @@ fn corpus_fingerprints_are_frozen() {
         .map(|(m, f)| (m.name.as_str(), f.as_str()))
         .collect();
     insta::assert_yaml_snapshot!("corpus_fingerprints_v1", legacy);
-    assert!(efmesh_core::fingerprint::legacy::fingerprints(&p, 0).is_none());
+    assert!(
+        p.legacy(0).is_none()
+            && p.legacy(efmesh_core::fingerprint::FINGERPRINT_VERSION)
+                .is_none()
+    );
 }
 
 /// A two-model project: an EXTERNAL parent and the model under test.
@@ -356,7 +360,7 @@ fn a_version_from_another_fingerprint_version_is_breaking_or_refused() {
 
     // the version served is this very definition, fingerprinted the old way: the upgrade
     // keeps its physics and rebuilds nothing
-    let v1 = efmesh_core::fingerprint::legacy::fingerprints(&p, FINGERPRINT_VERSION - 1).unwrap();
+    let v1 = p.legacy(FINGERPRINT_VERSION - 1).unwrap().fingerprints;
     let mut same = older.clone();
     let mut snap = same.remove("old").unwrap();
     snap.fingerprint = v1[0].clone();

@@ -479,7 +479,7 @@ fn run_batch(
     let mut attempt = 0;
     let context = format!("computing {} for {b}", a.model);
     cx.fenced()?;
-    let unit = efmesh_core::interval::unit_of(m);
+    let unit = m.interval_unit();
     loop {
         match write_audited(
             engine,
@@ -1002,7 +1002,7 @@ pub(crate) fn build_model(
         metrics
             .intervals_done
             .with_label_values(&labels)
-            .inc_by(r.intervals(efmesh_core::interval::unit_of(m)).max(0) as u64);
+            .inc_by(r.intervals(m.interval_unit()).max(0) as u64);
     }
     if !run.deferred.is_empty() && is_parquet(project, i) {
         cx.lake.refresh_manifest(engine, state, i)?;
@@ -1104,11 +1104,7 @@ fn qualified((schema, table): (String, String)) -> String {
 /// The last complete interval edge before `now`, or the end of a closed history (`end`) when
 /// that comes first: what a build renders up to, and what whole-table audits cover.
 fn complete_until(m: &Model, now: DateTime<Utc>) -> NaiveDateTime {
-    efmesh_core::interval::complete_until(
-        m.history_end(),
-        now.naive_utc(),
-        efmesh_core::interval::unit_of(m),
-    )
+    efmesh_core::interval::complete_until(m.history_end(), now.naive_utc(), m.interval_unit())
 }
 
 fn model_start(project: &Project, i: usize, end: NaiveDateTime) -> NaiveDateTime {

@@ -127,11 +127,7 @@ pub fn audit_env(
             },
         };
         let start = project.history_start(i).unwrap_or_default();
-        let end = efmesh_core::interval::complete_until(
-            m.history_end(),
-            now,
-            efmesh_core::interval::unit_of(m),
-        );
+        let end = efmesh_core::interval::complete_until(m.history_end(), now, m.interval_unit());
         let target = audits::Target {
             env,
             model: &m.name,

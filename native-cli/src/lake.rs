@@ -259,7 +259,7 @@ pub struct ManifestFacts<'a> {
 /// Assemble a version's manifest.
 pub fn manifest(files: &FileSet, f: ManifestFacts) -> Manifest {
     let ledger = efmesh_core::interval::Ledger::from_ranges(f.done.iter().copied());
-    let unit = efmesh_core::interval::unit_of(f.model);
+    let unit = f.model.interval_unit();
     let freshness = Freshness::of(&ledger, f.history_start, f.history_end, unit, &f.failed);
     Manifest {
         manifest_version: MANIFEST_VERSION,

@@ -124,7 +124,7 @@ impl LakeContext<'_> {
                 .get(self.pfps.get(name)?)
                 .and_then(|l| l.covered_through(start, end))
         };
-        let effective = efmesh_core::passport::of_project(project, &coverage).swap_remove(i);
+        let effective = project.passports(&coverage).swap_remove(i);
         let manifest = lake::manifest(
             files,
             lake::ManifestFacts {

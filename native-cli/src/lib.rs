@@ -524,7 +524,7 @@ impl Efmesh {
                     .expect("midnight exists")
             }),
         };
-        let step = efmesh_core::interval::unit_of(m).step();
+        let step = m.interval_unit().step();
         let end = match &opts.end {
             Some(e) => parse(e, "end")?,
             None => start + step,

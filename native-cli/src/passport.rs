@@ -67,7 +67,7 @@ pub fn passports(
         let start = project.history_start(i)?;
         ledger_of(i)?.covered_through(start, project.history_end(i))
     };
-    let effective = efmesh_core::passport::of_project(project, &coverage);
+    let effective = project.passports(&coverage);
     let mut models = vec![];
     for &i in project.dag.topological_order() {
         let m = &project.models[i];
@@ -82,7 +82,7 @@ pub fn passports(
                     &ledger,
                     project.history_start(i),
                     project.history_end(i),
-                    efmesh_core::interval::unit_of(m),
+                    m.interval_unit(),
                     &failed,
                 ))
             }

@@ -8,7 +8,7 @@
 use crate::state::StateStore;
 use crate::Error;
 use chrono::NaiveDateTime;
-use efmesh_core::interval::{self, Range};
+use efmesh_core::interval::Range;
 use efmesh_core::model::Kind;
 use efmesh_core::project::Project;
 use serde::Serialize;
@@ -80,7 +80,7 @@ pub fn restate(
             ))
         }
     }
-    let unit = interval::unit_of(m);
+    let unit = m.interval_unit();
     let parse = |s: &str, what: &str| {
         efmesh_core::time::parse_instant(s).map_err(|e| argument(format!("--{what}: {e}"), None))
     };
@@ -131,7 +131,7 @@ pub fn restate(
             continue;
         };
         // a descendant with coarser intervals is cleared over every interval the range touches
-        let du = interval::unit_of(dm);
+        let du = dm.interval_unit();
         let widened_end = if du.is_aligned(end) {
             end
         } else {

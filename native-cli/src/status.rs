@@ -9,7 +9,7 @@
 use crate::state::{LockInfo, Outcome, RunRecord, StateStore};
 use crate::Error;
 use chrono::{DateTime, Utc};
-use efmesh_core::interval::{expected, unit_of, Ledger};
+use efmesh_core::interval::{expected, Ledger};
 use efmesh_core::model::Kind;
 use efmesh_core::project::Project;
 use serde::Serialize;
@@ -116,7 +116,7 @@ pub fn status(
             .get(&pointer.physical_fingerprint)
             .cloned()
             .unwrap_or_else(Ledger::default);
-        let unit = unit_of(m);
+        let unit = m.interval_unit();
         let start = project.history_start(i);
         let end = project.history_end(i);
         // a closed history (`end`) is due only through its end, and claims no more than that

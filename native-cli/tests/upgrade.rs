@@ -34,7 +34,7 @@ fn apply(dir: &Path) -> Value {
 fn downgrade_state_to_v1(dir: &Path) {
     let ef = efmesh::Efmesh::open(dir).unwrap();
     let p = ef.project();
-    let v1 = efmesh_core::fingerprint::legacy::of(p, 1).unwrap();
+    let v1 = p.legacy(1).unwrap();
     let c = rusqlite::Connection::open(dir.join("efmesh.state.sqlite")).unwrap();
     for ((new, old), def) in p
         .fingerprints

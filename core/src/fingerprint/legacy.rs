@@ -11,7 +11,6 @@
 
 use super::{hash_payload, payload_with};
 use crate::model::{Kind, Model};
-use crate::project::Project;
 use serde::Serialize;
 
 /// The oldest algorithm [`fingerprints`] can reproduce.
@@ -64,7 +63,7 @@ fn kind_v1(m: &Model) -> KindV1<'_> {
     }
 }
 
-/// The project as an older algorithm fingerprinted it.
+/// The project as an older algorithm fingerprinted it (see `Project::legacy`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Legacy {
     /// Every model's fingerprint (same index as `project.models`).
@@ -73,35 +72,30 @@ pub struct Legacy {
     pub definition_hashes: Vec<String>,
 }
 
-/// Every model's fingerprint as algorithm `version` computes it (same index as
-/// `project.models`), or `None` for a version this efmesh cannot reproduce.
-pub fn fingerprints(project: &Project, version: u32) -> Option<Vec<String>> {
-    of(project, version).map(|l| l.fingerprints)
+/// Whether this efmesh can reproduce algorithm `version`.
+pub fn reproducible(version: u32) -> bool {
+    (OLDEST..super::FINGERPRINT_VERSION).contains(&version)
 }
 
-/// Fingerprints and definition hashes as algorithm `version` computes them, or `None` for a
-/// version this efmesh cannot reproduce.
-pub fn of(project: &Project, version: u32) -> Option<Legacy> {
-    if version != 1 {
-        return None;
-    }
-    let n = project.models.len();
-    let mut fps = vec![String::new(); n];
-    let mut defs = vec![String::new(); n];
-    for &i in project.dag.topological_order() {
-        let parents: Vec<(&str, &str)> = project
-            .dag
-            .parents(i)
-            .iter()
-            .map(|&p| (project.models[p].name.as_str(), fps[p].as_str()))
-            .collect();
-        let m = &project.models[i];
-        let seed = project.seed_hashes[i].as_deref();
-        fps[i] = hash_payload(&payload_with(m, version, kind_v1(m), seed, &parents));
-        defs[i] = hash_payload(&payload_with(m, version, kind_v1(m), seed, &[]));
-    }
-    Some(Legacy {
-        fingerprints: fps,
-        definition_hashes: defs,
-    })
+/// A model's fingerprint as algorithm `version` (see [`reproducible`]) computed it, from the
+/// parents' fingerprints of that same version.
+pub fn fingerprint(
+    version: u32,
+    model: &Model,
+    seed_hash: Option<&str>,
+    parents: &[(&str, &str)],
+) -> String {
+    debug_assert!(reproducible(version));
+    hash_payload(&payload_with(
+        model,
+        version,
+        kind_v1(model),
+        seed_hash,
+        parents,
+    ))
+}
+
+/// A model's definition hash (no parents) as algorithm `version` computed it.
+pub fn definition_hash(version: u32, model: &Model, seed_hash: Option<&str>) -> String {
+    fingerprint(version, model, seed_hash, &[])
 }

@@ -142,13 +142,39 @@ pub struct Model {
 }
 
 impl Model {
+    /// The unit of the model's intervals: its declared `interval_unit`, else the one its `cron`
+    /// implies (a schedule that fires every minute or hour gets that unit), else a day.
+    pub fn interval_unit(&self) -> IntervalUnit {
+        if let Some(u) = self.interval_unit {
+            return u;
+        }
+        let Some(cron) = self.cron.as_deref().map(str::trim) else {
+            return IntervalUnit::Day;
+        };
+        match cron {
+            "@hourly" => return IntervalUnit::Hour,
+            "@daily" | "@midnight" | "@weekly" | "@monthly" | "@yearly" | "@annually" => {
+                return IntervalUnit::Day
+            }
+            _ => {}
+        }
+        let fields: Vec<&str> = cron.split_whitespace().collect();
+        let repeating =
+            |f: &str| f == "*" || f.starts_with("*/") || f.contains(',') || f.contains('-');
+        match fields.as_slice() {
+            [minute, ..] if repeating(minute) => IntervalUnit::Minute,
+            [_, hour, ..] if repeating(hour) => IntervalUnit::Hour,
+            _ => IntervalUnit::Day,
+        }
+    }
+
     /// The exclusive upper bound of the model's history, from `end`, with SQLMesh's meaning: a
     /// date-only `end` closes after that whole day; an instant on an interval edge is
     /// exclusive, and one inside an interval keeps that interval. `None` when it is open.
     pub fn history_end(&self) -> Option<chrono::NaiveDateTime> {
         let raw = self.end.as_deref()?;
         let t = crate::time::parse_instant(raw).ok()?;
-        let unit = crate::interval::unit_of(self);
+        let unit = self.interval_unit();
         Some(if crate::time::is_date_only(raw) {
             unit.ceil(t + chrono::Duration::days(1))
         } else {

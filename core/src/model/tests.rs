@@ -242,3 +242,21 @@ fn an_unreadable_kind_reports_only_itself() {
         .collect();
     assert_eq!(errors, vec!["missing-kind-parameter"]);
 }
+
+#[test]
+fn the_interval_unit_comes_from_interval_unit_or_cron() {
+    let mut m = ok("MODEL (name a.b);\nSELECT 1 AS x");
+    assert_eq!(m.interval_unit(), IntervalUnit::Day);
+    for (cron, unit) in [
+        ("@hourly", IntervalUnit::Hour),
+        ("@daily", IntervalUnit::Day),
+        ("0 * * * *", IntervalUnit::Hour),
+        ("*/5 * * * *", IntervalUnit::Minute),
+        ("30 2 * * *", IntervalUnit::Day),
+    ] {
+        m.cron = Some(cron.into());
+        assert_eq!(m.interval_unit(), unit, "{cron}");
+    }
+    m.interval_unit = Some(IntervalUnit::Minute);
+    assert_eq!(m.interval_unit(), IntervalUnit::Minute);
+}

@@ -304,7 +304,7 @@ pub fn plan(
             if old.fingerprint_version < FINGERPRINT_VERSION {
                 legacy
                     .entry(old.fingerprint_version)
-                    .or_insert_with(|| fingerprint::legacy::of(project, old.fingerprint_version));
+                    .or_insert_with(|| project.legacy(old.fingerprint_version));
             }
         }
     }
@@ -540,7 +540,7 @@ pub fn plan(
                     // each SCD run compares one snapshot of the source with the history
                     _ => (Some(1), 0),
                 };
-                let unit = interval::unit_of(m);
+                let unit = m.interval_unit();
                 let start = project
                     .history_start(i)
                     .unwrap_or_else(|| unit.floor(state.now) - unit.step());

@@ -975,7 +975,7 @@ fn prepare<'a>(project: &Project, case: &'a TestCase) -> Result<Prepared<'a>, Ve
                     .and_hms_opt(0, 0, 0)
                     .expect("midnight exists")
             });
-            let end = e.unwrap_or_else(|| start + efmesh_core::interval::unit_of(m).step());
+            let end = e.unwrap_or_else(|| start + m.interval_unit().step());
             if end <= start {
                 errors.push(case.error(
                     TestProblem::InvalidVar {

@@ -1,0 +1,448 @@
+//! The loader: parsed model files in, a checked [`Project`] (or every problem) out.
+//!
+//! Each phase is a function that reads what earlier phases decided and adds diagnostics;
+//! nothing stops at the first problem, so a user sees all of them in one round. The one
+//! exception is a dependency cycle: without a DAG there is no order to check columns in.
+
+use super::{seed_path, Loaded, ParsedFile, Project, ProjectSources};
+use crate::audit::{self, AuditDef};
+use crate::dag::Dag;
+use crate::diagnostic::{self, Diagnostic, Problem};
+use crate::fingerprint;
+use crate::model::{Kind, Model};
+use crate::seed;
+use crate::sql::{columns, references, QueryForm};
+use std::collections::{BTreeMap, HashMap};
+
+/// [`load`](super::load()), with the model files already parsed (one entry per
+/// `sources.models` entry).
+pub fn load_parsed(
+    sources: &ProjectSources,
+    parsed: Vec<ParsedFile>,
+    read_seed: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
+) -> Loaded {
+    let mut diags: Vec<Diagnostic> = vec![];
+    let (models, failed_files) = collect_models(sources, parsed, &mut diags);
+    let (models, index) = unique_names(models, &mut diags);
+    // what this build of efmesh cannot do is refused here, never halfway through an apply
+    diags.extend(crate::support::check(&sources.config, &models));
+    let audits = named_audits(sources, &models, &mut diags);
+    let seeds = read_seeds(&models, read_seed, &mut diags);
+    let parents = resolve_references(&models, &index, &mut diags);
+    let dag = match build_dag(parents, &models) {
+        Ok(d) => d,
+        Err(cycle) => {
+            diags.push(cycle);
+            diagnostic::sort(&mut diags);
+            return Loaded {
+                project: None,
+                diagnostics: diags,
+            };
+        }
+    };
+    let columns = check_columns(&models, &dag, &index, &seeds.headers, &mut diags);
+    let fingerprints = fingerprints(&models, &dag, &seeds.hashes);
+
+    diagnostic::sort(&mut diags);
+    let has_errors = failed_files || diags.iter().any(|d| d.is_error());
+    let project = (!has_errors).then(|| Project {
+        config: sources.config.clone(),
+        models,
+        dag,
+        fingerprints,
+        columns,
+        seed_hashes: seeds.hashes,
+        seed_columns: seeds.columns,
+        audits,
+        index,
+    });
+    Loaded {
+        project,
+        diagnostics: diags,
+    }
+}
+
+/// Phase 1: the models of every file (and of `external_models.yaml`); whether any file failed.
+fn collect_models(
+    sources: &ProjectSources,
+    parsed: Vec<ParsedFile>,
+    diags: &mut Vec<Diagnostic>,
+) -> (Vec<Model>, bool) {
+    let mut models: Vec<Model> = vec![];
+    let mut failed_files = false;
+    for (m, d) in parsed {
+        failed_files |= m.is_none() || d.iter().any(|d| d.is_error());
+        diags.extend(d);
+        models.extend(m);
+    }
+    if let Some(y) = &sources.external_models {
+        match crate::external_yaml::parse(&y.path, &y.text) {
+            Ok(ms) => models.extend(ms),
+            Err(d) => diags.push(d),
+        }
+    }
+    (models, failed_files)
+}
+
+/// Phase 2: names are unique; a later definition of a name is reported and dropped.
+fn unique_names(
+    models: Vec<Model>,
+    diags: &mut Vec<Diagnostic>,
+) -> (Vec<Model>, HashMap<String, usize>) {
+    let mut index: HashMap<String, usize> = HashMap::with_capacity(models.len());
+    let mut unique: Vec<Model> = Vec::with_capacity(models.len());
+    for m in models {
+        if let Some(&first) = index.get(&m.name) {
+            let first: &Model = &unique[first];
+            diags.push(Diagnostic::at(
+                Problem::DuplicateModel {
+                    name: m.name.clone(),
+                    first: first.name_location.to_string(),
+                },
+                m.name_location.clone(),
+            ));
+            continue;
+        }
+        index.insert(m.name.clone(), unique.len());
+        unique.push(m);
+    }
+    (unique, index)
+}
+
+/// Phase 3: named AUDIT files, unique by name, and every model's audit calls checked
+/// against them and the built-ins.
+fn named_audits(
+    sources: &ProjectSources,
+    models: &[Model],
+    diags: &mut Vec<Diagnostic>,
+) -> BTreeMap<String, AuditDef> {
+    let dialect = sources.config.dialect();
+    let mut audits: BTreeMap<String, AuditDef> = BTreeMap::new();
+    for src in &sources.audits {
+        let (defs, d) = audit::parse_audit_file(&src.path, &src.text, dialect);
+        diags.extend(d);
+        for def in defs {
+            if let Some(first) = audits.get(&def.name) {
+                diags.push(Diagnostic::at(
+                    Problem::DuplicateAudit {
+                        name: def.name.clone(),
+                        first: first.location.to_string(),
+                    },
+                    def.location.clone(),
+                ));
+            } else {
+                audits.insert(def.name.clone(), def);
+            }
+        }
+    }
+    let audit_names: Vec<&str> = audits.keys().map(String::as_str).collect();
+    for m in models {
+        for call in &m.audits {
+            if let Some(d) = audit::check_call(call, &|n| audits.get(n), &audit_names) {
+                diags.push(d);
+            }
+        }
+    }
+    audits
+}
+
+/// What phase 4 learned from the seed files (same index as the models).
+struct Seeds {
+    /// Content hash of each SEED model's file (it enters the fingerprint).
+    hashes: Vec<Option<String>>,
+    /// The file's columns, normalized as references see them.
+    headers: Vec<Option<Vec<String>>>,
+    /// The file's columns as written.
+    columns: Vec<Option<Vec<String>>>,
+}
+
+/// Phase 4: read every SEED model's file, hash it, and check its columns against the
+/// declaration.
+fn read_seeds(
+    models: &[Model],
+    read_seed: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
+    diags: &mut Vec<Diagnostic>,
+) -> Seeds {
+    let n = models.len();
+    let mut out = Seeds {
+        hashes: vec![None; n],
+        headers: vec![None; n],
+        columns: vec![None; n],
+    };
+    for (i, m) in models.iter().enumerate() {
+        let Kind::Seed { path } = &m.kind else {
+            continue;
+        };
+        let p = seed_path(&m.file, path);
+        let bytes = match read_seed(&p) {
+            Ok(bytes) => bytes,
+            Err(message) => {
+                diags.push(Diagnostic::at(
+                    Problem::SeedUnreadable { path: p, message },
+                    m.name_location.clone(),
+                ));
+                continue;
+            }
+        };
+        out.hashes[i] = Some(fingerprint::content_hash(&bytes));
+        let format = seed::SeedFormat::of(&p);
+        match seed::columns(format, &bytes) {
+            Ok(file_columns) => {
+                if let Some(declared) = &m.columns {
+                    diags.extend(
+                        seed::check_columns(&p, &file_columns, declared)
+                            .into_iter()
+                            .map(|pr| Diagnostic::at(pr, m.name_location.clone())),
+                    );
+                }
+                out.headers[i] = Some(file_columns.iter().map(|c| seed::normalize(c)).collect());
+                out.columns[i] = Some(file_columns);
+            }
+            Err(message) => diags.push(Diagnostic::at(
+                Problem::SeedMalformed {
+                    path: p,
+                    format: format.label().into(),
+                    message,
+                },
+                m.name_location.clone(),
+            )),
+        }
+    }
+    out
+}
+
+/// Phase 5: every table a query names (and every `depends_on`) resolved to a model: the
+/// parents of each model. An unknown name is reported with the closest known one.
+fn resolve_references(
+    models: &[Model],
+    index: &HashMap<String, usize>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Vec<usize>> {
+    let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
+    let mut parents: Vec<Vec<usize>> = vec![vec![]; models.len()];
+    for (i, m) in models.iter().enumerate() {
+        let mut refs = vec![];
+        if let Some(q) = &m.query {
+            match &q.form {
+                QueryForm::Parsed(ast) => refs = references::table_refs(ast, &m.file),
+                QueryForm::Fallback { tokens, .. } => {
+                    let (known, unknown) =
+                        references::fallback_refs(tokens, &m.file, &|n| index.contains_key(n));
+                    refs = known;
+                    refs.extend(unknown);
+                }
+            }
+        }
+        for (n, loc) in &m.depends_on {
+            refs.push(references::TableRef {
+                name: n.clone(),
+                location: loc.clone(),
+            });
+        }
+        for r in refs {
+            match index.get(&r.name) {
+                Some(&p) if p == i => {} // self-reference (incremental models reading themselves)
+                Some(&p) => {
+                    if !parents[i].contains(&p) {
+                        parents[i].push(p);
+                    }
+                }
+                None => {
+                    let suggestion = crate::suggest::closest(&r.name, names.iter().copied());
+                    diags.push(Diagnostic::at(
+                        Problem::UnknownReference {
+                            name: r.name,
+                            suggestion,
+                        },
+                        r.location,
+                    ));
+                }
+            }
+        }
+    }
+    parents
+}
+
+/// Phase 6: the DAG, or the cycle as a path that starts at its smallest name (so the message
+/// is stable), with where each model on it is defined.
+fn build_dag(parents: Vec<Vec<usize>>, models: &[Model]) -> Result<Dag, Diagnostic> {
+    Dag::new(parents).map_err(|mut cycle| {
+        cycle.pop();
+        let first = (0..cycle.len())
+            .min_by_key(|&k| &models[cycle[k]].name)
+            .unwrap_or(0);
+        cycle.rotate_left(first);
+        cycle.push(cycle[0]);
+        let path: Vec<String> = cycle.iter().map(|&i| models[i].name.clone()).collect();
+        let mut d = Diagnostic::global(Problem::Cycle { path });
+        for &i in &cycle[..cycle.len() - 1] {
+            d = d.with_note(format!(
+                "`{}` is defined in {}",
+                models[i].name, models[i].name_location
+            ));
+        }
+        d
+    })
+}
+
+/// Phase 7: columns in topological order, so parents are known before children: unknown
+/// columns, the declared output contract, inferred outputs, and key columns.
+fn check_columns(
+    models: &[Model],
+    dag: &Dag,
+    index: &HashMap<String, usize>,
+    seed_headers: &[Option<Vec<String>>],
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Option<Vec<String>>> {
+    let mut cols: Vec<Option<Vec<String>>> = vec![None; models.len()];
+    for &i in dag.topological_order() {
+        let m = &models[i];
+        let declared: Option<Vec<String>> = m
+            .columns
+            .as_ref()
+            .map(|c| c.iter().map(|c| c.name.clone()).collect());
+        let mut effective = declared.clone();
+        if let Some(ast) = m.query.as_ref().and_then(|q| q.ast()) {
+            let catalog = |n: &str| -> Option<Vec<String>> {
+                let p = *index.get(n)?;
+                if p == i {
+                    declared.clone()
+                } else {
+                    cols[p].clone()
+                }
+            };
+            let analysis = columns::analyze(ast, &m.file, &catalog);
+            for issue in analysis.issues {
+                let suggestion = crate::suggest::closest(
+                    &issue.column,
+                    issue.available.iter().map(String::as_str),
+                );
+                diags.push(Diagnostic::at(
+                    Problem::UnknownColumn {
+                        column: issue.column,
+                        source_desc: issue.source_desc,
+                        available: issue.available,
+                        suggestion,
+                    },
+                    issue.location,
+                ));
+            }
+            match (&declared, analysis.outputs) {
+                (Some(decl), Ok(out)) => check_contract(m, decl, &out, diags),
+                (Some(_), Err(_)) => {}
+                (None, Ok(out)) => {
+                    if !matches!(m.kind, Kind::Embedded) {
+                        diags.push(Diagnostic::at(
+                            Problem::ColumnsUnchecked {
+                                inferred: out.clone(),
+                            },
+                            m.name_location.clone(),
+                        ));
+                    }
+                    effective = Some(out);
+                }
+                (None, Err(reason)) => diags.push(Diagnostic::at(
+                    Problem::ColumnsNotInferable { reason },
+                    m.name_location.clone(),
+                )),
+            }
+        } else if m.query.is_none() && matches!(m.kind, Kind::Seed { .. }) && effective.is_none() {
+            effective = seed_headers[i].clone();
+        }
+        // SCD type 2 models gain their validity columns
+        if let (
+            Some(e),
+            Kind::ScdType2 {
+                valid_from_name: f,
+                valid_to_name: t,
+                ..
+            }
+            | Kind::ScdType2ByColumn {
+                valid_from_name: f,
+                valid_to_name: t,
+                ..
+            },
+        ) = (&mut effective, &m.kind)
+        {
+            for c in [f, t] {
+                if !e.contains(c) {
+                    e.push(c.clone());
+                }
+            }
+        }
+        if let Some(e) = &effective {
+            check_key_columns(m, e, diags);
+        }
+        cols[i] = effective;
+    }
+    cols
+}
+
+/// The declared columns against what the query returns: every declared column is returned,
+/// and nothing undeclared is.
+fn check_contract(m: &Model, declared: &[String], out: &[String], diags: &mut Vec<Diagnostic>) {
+    for c in declared.iter().filter(|c| !out.contains(c)) {
+        diags.push(Diagnostic::at(
+            Problem::MissingOutputColumn {
+                column: c.clone(),
+                returned: out.to_vec(),
+            },
+            m.name_location.clone(),
+        ));
+    }
+    for c in out.iter().filter(|c| !declared.contains(c)) {
+        diags.push(Diagnostic::at(
+            Problem::ExtraOutputColumn {
+                column: c.clone(),
+                declared: declared.to_vec(),
+            },
+            m.name_location.clone(),
+        ));
+    }
+}
+
+/// Phase 8: fingerprints, parents first, since each names its parents' fingerprints.
+fn fingerprints(models: &[Model], dag: &Dag, seed_hashes: &[Option<String>]) -> Vec<String> {
+    let mut fps: Vec<String> = vec![String::new(); models.len()];
+    for &i in dag.topological_order() {
+        let parent_fps: Vec<(&str, &str)> = dag
+            .parents(i)
+            .iter()
+            .map(|&p| (models[p].name.as_str(), fps[p].as_str()))
+            .collect();
+        fps[i] = fingerprint::fingerprint(&models[i], seed_hashes[i].as_deref(), &parent_fps);
+    }
+    fps
+}
+
+/// Grain, time column, unique key and compared columns must be output columns.
+fn check_key_columns(m: &Model, out: &[String], diags: &mut Vec<Diagnostic>) {
+    let mut keys: Vec<(&str, &String)> = m.grain.iter().map(|g| ("grain", g)).collect();
+    match &m.kind {
+        Kind::IncrementalByTimeRange { time_column, .. } => keys.push(("time_column", time_column)),
+        Kind::IncrementalByUniqueKey { unique_key, .. } | Kind::ScdType2 { unique_key, .. } => {
+            keys.extend(unique_key.iter().map(|k| ("unique_key", k)))
+        }
+        Kind::ScdType2ByColumn {
+            unique_key,
+            columns,
+            ..
+        } => {
+            keys.extend(unique_key.iter().map(|k| ("unique_key", k)));
+            keys.extend(columns.iter().filter(|c| *c != "*").map(|k| ("columns", k)));
+        }
+        _ => {}
+    }
+    for (property, column) in keys {
+        if !out.contains(column) {
+            diags.push(Diagnostic::at(
+                Problem::KeyColumnMissing {
+                    property: property.into(),
+                    column: column.clone(),
+                    available: out.to_vec(),
+                },
+                m.name_location.clone(),
+            ));
+        }
+    }
+}
