@@ -6,12 +6,17 @@
 //! [`Action`] per model: its category, where its data lives, and whether that physics must be
 //! built. Applying a plan is then mechanical, and a no-op plan never touches a stored payload.
 
+mod batches;
 pub mod categorize;
+mod classify;
+mod overrides;
+mod physics;
+mod warnings;
 
 pub use categorize::{Category, Verdict};
 
 use crate::fingerprint::{self, FINGERPRINT_VERSION};
-use crate::interval::{self, Ledger, Range};
+use crate::interval::{Ledger, Range};
 use crate::model::Kind;
 use crate::project::Project;
 use chrono::NaiveDateTime;
@@ -279,40 +284,19 @@ pub fn has_physics(kind: &Kind) -> bool {
     !matches!(kind, Kind::Embedded | Kind::External { .. })
 }
 
-/// Compute the plan for `env`.
+/// Compute the plan for `env`: for each model in topological order, how it changed
+/// ([`classify`]), the operator's overrides ([`overrides`]), where its data lives
+/// ([`physics`]), and what is due ([`batches`]); then the plan's warnings and the models the
+/// environment serves that the project no longer has.
 pub fn plan(
     project: &Project,
     env: &str,
     state: PlanState,
     options: &PlanOptions,
 ) -> Result<Plan, PlanError> {
-    for name in options.reclassify.keys().chain(&options.forward_only) {
-        if project.index_of(name).is_none() {
-            return Err(PlanError::Reclassify {
-                model: name.clone(),
-                reason: "no such model in the project".into(),
-            });
-        }
-    }
-    let dialect = project.config.dialect();
+    overrides::check_names(project, options)?;
+    let legacy = classify::Legacies::of(project, &state);
     let n = project.models.len();
-    // versions served from an older fingerprint algorithm: the project's fingerprints as that
-    // algorithm computes them, to tell an unchanged definition from a changed one
-    let mut legacy: BTreeMap<u32, Option<fingerprint::legacy::Legacy>> = BTreeMap::new();
-    for p in state.pointers.values() {
-        if let Some(old) = state.snapshots.get(&p.fingerprint) {
-            if old.fingerprint_version < FINGERPRINT_VERSION {
-                legacy
-                    .entry(old.fingerprint_version)
-                    .or_insert_with(|| project.legacy(old.fingerprint_version));
-            }
-        }
-    }
-    let legacy_of = |old: &StoredSnapshot| {
-        legacy
-            .get(&old.fingerprint_version)
-            .and_then(|l| l.as_ref())
-    };
     let mut actions: Vec<Option<Action>> = vec![None; n];
     // per model: did its served data stay the same (so children may reuse their physics)?
     let mut data_kept = vec![true; n];
@@ -320,316 +304,34 @@ pub fn plan(
     for &i in project.dag.topological_order() {
         let m = &project.models[i];
         let fp = &project.fingerprints[i];
-        let seed = project.seed_hashes[i].as_deref();
-        let def_hash = fingerprint::definition_hash(m, seed);
-        let meta = fingerprint::metadata_hash(m);
         let pointer = state.pointers.get(&m.name);
-        let changed_parents: Vec<usize> = project
-            .dag
-            .parents(i)
-            .iter()
-            .copied()
-            .filter(|&p| {
-                state
-                    .pointers
-                    .get(&project.models[p].name)
-                    .map(|x| &x.fingerprint)
-                    != Some(&project.fingerprints[p])
-            })
-            .collect();
-        let mut explain = vec![];
-        let mut caused_by = vec![];
-        let mut previous_physical = None;
-        // the new fingerprint names the data the previous version built (an algorithm upgrade)
-        let mut same_data = false;
-        let mut sql_change = None;
-        let category = match pointer {
-            None => Category::Added,
-            Some(p) if &p.fingerprint == fp => {
-                if p.metadata_hash == meta {
-                    Category::Unchanged
-                } else {
-                    Category::MetadataOnly
-                }
-            }
-            Some(p) => match state.snapshots.get(&p.fingerprint) {
-                None => {
-                    explain.push("the previous version is missing from the state store".into());
-                    Category::Breaking
-                }
-                Some(old) if old.fingerprint_version > FINGERPRINT_VERSION => {
-                    return Err(PlanError::NewerFingerprintVersion {
-                        model: m.name.clone(),
-                        found: old.fingerprint_version,
-                    })
-                }
-                Some(old)
-                    if old.fingerprint_version < FINGERPRINT_VERSION
-                        && legacy_of(old).is_some_and(|l| l.fingerprints[i] == old.fingerprint) =>
-                {
-                    explain.push(format!(
-                        "fingerprint version changed from {} to {FINGERPRINT_VERSION}; the definition is the one built, so it keeps its physics and history",
-                        old.fingerprint_version
-                    ));
-                    previous_physical = Some(old.physical_fingerprint.clone());
-                    same_data = true;
-                    Category::MetadataOnly
-                }
-                Some(old)
-                    if old.definition_hash
-                        == if old.fingerprint_version < FINGERPRINT_VERSION {
-                            legacy_of(old)
-                                .map(|l| l.definition_hashes[i].as_str())
-                                .unwrap_or_default()
-                        } else {
-                            def_hash.as_str()
-                        } =>
-                {
-                    previous_physical = Some(old.physical_fingerprint.clone());
-                    // across an algorithm upgrade every parent is re-fingerprinted; name the
-                    // ones whose data really changed
-                    let real: Vec<usize> = changed_parents
-                        .iter()
-                        .copied()
-                        .filter(|&p| !data_kept[p])
-                        .collect();
-                    let causes = if real.is_empty() {
-                        &changed_parents
-                    } else {
-                        &real
-                    };
-                    caused_by = causes
-                        .iter()
-                        .map(|&p| project.models[p].name.clone())
-                        .collect();
-                    explain.push(format!("changed through {}", caused_by.join(", ")));
-                    Category::Indirect
-                }
-                Some(old) if old.fingerprint_version < FINGERPRINT_VERSION => {
-                    explain.push(format!(
-                        "fingerprint version changed from {} to {FINGERPRINT_VERSION}, and the definition changed since it was built",
-                        old.fingerprint_version
-                    ));
-                    Category::Breaking
-                }
-                Some(old) => {
-                    let new_payload = fingerprint::payload_json(m, seed, &[]);
-                    let mut old_payload = old.payload.clone();
-                    if let Some(o) = old_payload.as_object_mut() {
-                        o.insert("parents".into(), serde_json::json!([]));
-                    }
-                    let v = categorize::compare(&old_payload, &new_payload, dialect);
-                    let q = |p: &serde_json::Value| {
-                        p.get("query")
-                            .and_then(|q| q.as_str())
-                            .map(|q| crate::sql::pretty(q, dialect))
-                    };
-                    if let (Some(o), Some(n)) = (q(&old_payload), q(&new_payload)) {
-                        sql_change = Some((o, n));
-                    }
-                    explain = v.paths;
-                    v.category
-                }
-            },
-        };
-        let mut category = category;
-        if let Some(&verdict) = options.reclassify.get(&m.name) {
-            if !matches!(category, Category::Breaking | Category::NonBreaking) {
-                return Err(PlanError::Reclassify {
-                    model: m.name.clone(),
-                    reason: format!("it is {} here, not a direct change", category.label()),
-                });
-            }
-            if !matches!(verdict, Category::Breaking | Category::NonBreaking) {
-                return Err(PlanError::Reclassify {
-                    model: m.name.clone(),
-                    reason: "the verdict is `breaking` or `non-breaking`".into(),
-                });
-            }
-            if verdict == Category::NonBreaking {
-                if let Some(p) = explain
-                    .iter()
-                    .find(|p| p.ends_with("(removed)") || p.as_str() == "columns")
-                {
-                    return Err(PlanError::Reclassify {
-                        model: m.name.clone(),
-                        reason: format!("the change removes or rewrites output columns ({p}), which consumers may read; that is breaking"),
-                    });
-                }
-            }
-            explain.push(format!(
-                "reclassified as {} by the operator",
-                verdict.label()
-            ));
-            category = verdict;
-        }
-        let forward_only = options.forward_only.contains(&m.name);
-        if forward_only {
-            let why = match (category, pointer) {
-                (_, None) => Some("it has no previous version in this environment".to_string()),
-                (Category::Breaking | Category::NonBreaking | Category::Indirect, Some(_))
-                    if matches!(
-                        m.kind,
-                        Kind::View { .. }
-                            | Kind::Embedded
-                            | Kind::External { .. }
-                            | Kind::Seed { .. }
-                    ) =>
-                {
-                    Some(format!("a {} model has no history to keep", m.kind.name()))
-                }
-                (Category::Breaking | Category::NonBreaking | Category::Indirect, Some(_)) => None,
-                (c, Some(_)) => Some(format!("it is {} here; nothing to apply", c.label())),
-            };
-            if let Some(reason) = why {
-                return Err(PlanError::ForwardOnly {
-                    model: m.name.clone(),
-                    reason,
-                });
-            }
-            explain.push(
-                "forward-only: keeps the physics and history of the version it replaces".into(),
-            );
-        }
-        // where the data of this version lives
-        let known = state.snapshots.get(fp);
-        let reusable_parents = changed_parents.iter().all(|&p| data_kept[p]);
-        let physical = if let (true, Some(p)) = (forward_only, pointer) {
-            p.physical_fingerprint.clone()
-        } else if let Some(p) = pointer.filter(|p| &p.fingerprint == fp) {
-            // the version the environment serves: its data is where the pointer says
-            p.physical_fingerprint.clone()
-        } else if let Some(k) = known {
-            k.physical_fingerprint.clone()
-        } else if let (true, Some(prev)) = (same_data, &previous_physical) {
-            prev.clone()
-        } else if let (Category::Indirect, Some(prev)) = (category, &previous_physical) {
-            let materialized = has_physics(&m.kind) && !matches!(m.kind, Kind::View { .. });
-            let star = m
-                .query
-                .as_ref()
-                .is_none_or(|q| q.ast().is_none_or(crate::sql::columns::has_wildcard));
-            if materialized && reusable_parents && !star {
-                explain.push("reuses the previous version's physics: every changed parent kept its existing columns".into());
-                prev.clone()
-            } else {
-                fp.clone()
-            }
-        } else {
-            fp.clone()
-        };
-        data_kept[i] = forward_only
-            || match category {
-                Category::Unchanged | Category::MetadataOnly => true,
-                Category::NonBreaking => true,
-                Category::Indirect => {
-                    physical != *fp
-                        || (reusable_parents
-                            && matches!(m.kind, Kind::View { .. } | Kind::Embedded))
-                }
-                _ => false,
-            };
+        let mut c = classify::classify(project, i, &state, &legacy, &data_kept)?;
+        let forward_only = overrides::apply(project, i, pointer, options, &mut c)?;
+        let placed = physics::place(project, i, &state, &c, forward_only, &data_kept);
+        data_kept[i] = placed.data_kept;
+        c.explain.extend(placed.explain);
+        let physical = placed.physical;
         // a version the environment already serves was built before it was promoted
         let served = pointer.is_some_and(|p| &p.fingerprint == fp);
         let build = has_physics(&m.kind) && !served && !state.built.contains(&physical);
-        let batches = match &m.kind {
-            kind if has_intervals(kind) => {
-                let (batch_size, lookback) = match kind {
-                    Kind::IncrementalByTimeRange { lookback, .. }
-                    | Kind::IncrementalByUniqueKey { lookback, .. } => (m.batching.size, *lookback),
-                    // each SCD run compares one snapshot of the source with the history
-                    _ => (Some(1), 0),
-                };
-                let unit = m.interval_unit();
-                let start = project
-                    .history_start(i)
-                    .unwrap_or_else(|| unit.floor(state.now) - unit.step());
-                let empty = Ledger::default();
-                let ledger = state.ledgers.get(&physical).unwrap_or(&empty);
-                interval::expected(start, project.history_end(i), state.now, unit)
-                    .map(|exp| {
-                        interval::batches(
-                            &interval::to_compute(ledger, exp, unit, lookback),
-                            unit,
-                            batch_size,
-                        )
-                    })
-                    .unwrap_or_default()
-            }
-            _ => vec![],
-        };
-        if known.is_none() {
-            new_snapshots.push(NewSnapshot {
-                fingerprint: fp.clone(),
-                name: m.name.clone(),
-                kind: m.kind.name().to_string(),
-                physical_fingerprint: physical.clone(),
-                definition_hash: def_hash,
-                metadata_hash: meta,
-                payload: fingerprint::payload_json(
-                    m,
-                    seed,
-                    &project
-                        .dag
-                        .parents(i)
-                        .iter()
-                        .map(|&p| {
-                            (
-                                project.models[p].name.as_str(),
-                                project.fingerprints[p].as_str(),
-                            )
-                        })
-                        .collect::<Vec<_>>(),
-                ),
-                fingerprint_version: FINGERPRINT_VERSION,
-            });
+        let batches = batches::due(project, i, &state, &physical);
+        if !state.snapshots.contains_key(fp) {
+            new_snapshots.push(new_snapshot(project, i, &physical));
         }
         actions[i] = Some(Action {
             model: m.name.clone(),
             kind: m.kind.name().to_string(),
-            category,
+            category: c.category,
             fingerprint: Some(fp.clone()),
             previous_fingerprint: pointer.map(|p| p.fingerprint.clone()),
             physical_fingerprint: has_physics(&m.kind).then(|| physical.clone()),
             build,
-            explain,
-            caused_by,
+            explain: c.explain,
+            caused_by: c.caused_by,
             forward_only,
             batches,
-            sql_change,
+            sql_change: c.sql_change,
         });
-    }
-    let mut warnings = vec![];
-    for &i in project.dag.topological_order() {
-        let m = &project.models[i];
-        if let Kind::IncrementalByTimeRange { .. } = &m.kind {
-            let batch_size = &m.batching.size;
-            let windowed = m
-                .query
-                .as_ref()
-                .and_then(|q| q.ast())
-                .is_some_and(crate::sql::columns::has_window_function);
-            if windowed && *batch_size != Some(1) {
-                let width = batch_size
-                    .map(|n| format!("batch_size {n}"))
-                    .unwrap_or_else(|| {
-                        "no batch_size (one batch for the whole missing range)".into()
-                    });
-                // a per-batch audit sees the batch as rendered, so it inherits the dependence
-                let audits = if m.audits.iter().any(|c| {
-                    crate::audit::query::resolve(c, &|n| project.audits.get(n))
-                        .is_some_and(|q| q.scope.per_batch())
-                }) {
-                    "; its per-interval audits check each batch as rendered, so they depend on it too (README: \"Audits and batches\")"
-                } else {
-                    ""
-                };
-                warnings.push(format!(
-                    "window-over-batch: `{}` computes a window function over each batch, and with {width} its result depends on how wide a batch is; set `batch_size 1` if every interval must be computed alone{audits}",
-                    m.name
-                ));
-            }
-        }
     }
     let mut ordered: Vec<Action> = project
         .dag
@@ -637,34 +339,70 @@ pub fn plan(
         .iter()
         .filter_map(|&i| actions[i].take())
         .collect();
-    for (name, p) in state.pointers {
-        if project.index_of(name).is_none() {
-            ordered.push(Action {
-                model: name.clone(),
-                kind: state
-                    .snapshots
-                    .get(&p.fingerprint)
-                    .and_then(|s| s.payload.pointer("/kind/name"))
-                    .and_then(|k| k.as_str())
-                    .unwrap_or("")
-                    .to_string(),
-                category: Category::Removed,
-                fingerprint: None,
-                previous_fingerprint: Some(p.fingerprint.clone()),
-                physical_fingerprint: None,
-                build: false,
-                explain: vec!["no longer in the project".into()],
-                caused_by: vec![],
-                forward_only: false,
-                batches: vec![],
-                sql_change: None,
-            });
-        }
-    }
+    ordered.extend(removed(project, &state));
     Ok(Plan {
         env: env.to_string(),
         actions: ordered,
-        warnings,
+        warnings: warnings::of(project),
         new_snapshots,
     })
 }
+
+/// The snapshot a plan introduces for model `i`, its data at `physical`.
+fn new_snapshot(project: &Project, i: usize, physical: &str) -> NewSnapshot {
+    let m = &project.models[i];
+    let seed = project.seed_hashes[i].as_deref();
+    let parents: Vec<(&str, &str)> = project
+        .dag
+        .parents(i)
+        .iter()
+        .map(|&p| {
+            (
+                project.models[p].name.as_str(),
+                project.fingerprints[p].as_str(),
+            )
+        })
+        .collect();
+    NewSnapshot {
+        fingerprint: project.fingerprints[i].clone(),
+        name: m.name.clone(),
+        kind: m.kind.name().to_string(),
+        physical_fingerprint: physical.to_string(),
+        definition_hash: fingerprint::definition_hash(m, seed),
+        metadata_hash: fingerprint::metadata_hash(m),
+        payload: fingerprint::payload_json(m, seed, &parents),
+        fingerprint_version: FINGERPRINT_VERSION,
+    }
+}
+
+/// One `removed` action per model the environment serves that the project no longer has.
+fn removed(project: &Project, state: &PlanState) -> Vec<Action> {
+    state
+        .pointers
+        .iter()
+        .filter(|(name, _)| project.index_of(name).is_none())
+        .map(|(name, p)| Action {
+            model: name.clone(),
+            kind: state
+                .snapshots
+                .get(&p.fingerprint)
+                .and_then(|s| s.payload.pointer("/kind/name"))
+                .and_then(|k| k.as_str())
+                .unwrap_or("")
+                .to_string(),
+            category: Category::Removed,
+            fingerprint: None,
+            previous_fingerprint: Some(p.fingerprint.clone()),
+            physical_fingerprint: None,
+            build: false,
+            explain: vec!["no longer in the project".into()],
+            caused_by: vec![],
+            forward_only: false,
+            batches: vec![],
+            sql_change: None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
