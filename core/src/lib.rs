@@ -33,6 +33,8 @@ pub mod external_yaml;
 pub mod fingerprint;
 pub mod interval;
 #[cfg(feature = "analysis")]
+pub mod materialize;
+#[cfg(feature = "analysis")]
 pub mod model;
 #[cfg(feature = "analysis")]
 pub mod model_sql;

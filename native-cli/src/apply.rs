@@ -13,6 +13,7 @@ use crate::Error;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use efmesh_core::audit::query::AuditQuery;
 use efmesh_core::interval::Range;
+use efmesh_core::materialize;
 use efmesh_core::model::{Kind, Model};
 use efmesh_core::model_sql::{render_model, RelationTarget};
 use efmesh_core::naming::{self, PHYSICAL_SCHEMA};
@@ -20,7 +21,7 @@ use efmesh_core::plan::{Category, Plan};
 use efmesh_core::project::{seed_path, Project};
 use efmesh_core::sql::render::Relation;
 use serde::Serialize;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::time::Instant;
 
 /// One interval batch an apply computed.
@@ -33,11 +34,6 @@ pub struct BatchDone {
     pub start: String,
     /// The first instant after it.
     pub end: String,
-}
-
-/// A SQL timestamp literal for an interval edge.
-pub(crate) fn edge_literal(t: NaiveDateTime) -> String {
-    format!("CAST('{}' AS TIMESTAMP)", t.format("%Y-%m-%d %H:%M:%S"))
 }
 
 /// What every batch of one apply shares.
@@ -426,43 +422,28 @@ fn run_batch(
     )
     .map_err(|e| Error::Render(e.to_string()))?;
     let parquet = is_parquet(project, i);
-    let (statements, audited) = match &m.kind {
+    let d = engine.dialect();
+    let write = match &m.kind {
         Kind::IncrementalByTimeRange { time_column, .. } if parquet => {
-            let tc = engine.quote(time_column);
-            let (s, e) = (edge_literal(b.start), edge_literal(b.end));
-            (
-                vec![format!("CREATE OR REPLACE TEMP TABLE {PARQUET_STAGING} AS SELECT * FROM ({sql}) AS q WHERE q.{tc} >= {s} AND q.{tc} < {e}")],
-                PARQUET_STAGING.to_string(),
-            )
+            materialize::time_range::stage(d, &sql, time_column, b)
         }
         Kind::IncrementalByTimeRange { time_column, .. } => {
-            let tc = engine.quote(time_column);
-            let (s, e) = (edge_literal(b.start), edge_literal(b.end));
-            (
-                vec![
-                    format!("DELETE FROM {physical} WHERE {tc} >= {s} AND {tc} < {e}"),
-                    format!("INSERT INTO {physical} BY NAME SELECT * FROM ({sql}) AS q WHERE q.{tc} >= {s} AND q.{tc} < {e}"),
-                ],
-                format!("(SELECT * FROM {physical} WHERE {tc} >= {s} AND {tc} < {e})"),
-            )
+            materialize::time_range::batch(d, physical, &sql, time_column, b)
         }
-        Kind::IncrementalByUniqueKey { unique_key, .. } => (
-            upsert_statements(engine, physical, &sql, unique_key),
-            UPSERT_STAGING.to_string(),
-        ),
-        Kind::ScdType2 { .. } | Kind::ScdType2ByColumn { .. } => (
-            scd_statements(engine, project, i, physical, &sql, b.end)?,
-            SCD_STAGING.to_string(),
-        ),
+        Kind::IncrementalByUniqueKey { unique_key, .. } => {
+            materialize::unique_key::batch(d, physical, &sql, unique_key)
+        }
+        Kind::ScdType2 { .. } | Kind::ScdType2ByColumn { .. } => {
+            materialize::scd2::batch(d, project, i, physical, &sql, b.end)
+                .map_err(|e| Error::Render(e.to_string()))?
+        }
         _ => return Ok(None),
     };
-    // the staging table holds the batch as rendered: audit it before it is dropped
-    let (statements, cleanup) = match statements.split_last() {
-        Some((last, body)) if last.starts_with("DROP TABLE efmesh_") => {
-            (body.to_vec(), vec![last.clone()])
-        }
-        _ => (statements, vec![]),
-    };
+    let materialize::Write {
+        statements,
+        audited,
+        cleanup,
+    } = write;
     let over = format!("batch {b}");
     let target = audits::Target {
         env: cx.env,
@@ -578,184 +559,8 @@ impl BatchContext<'_> {
     }
 }
 
-/// The staging tables upserts and SCD runs write a batch to before merging it.
-const UPSERT_STAGING: &str = "efmesh_upsert_batch";
-const SCD_STAGING: &str = "efmesh_scd_batch";
 /// Where a parquet model's batch waits, audited, before it is written out as files.
-const PARQUET_STAGING: &str = "efmesh_parquet_batch";
-
-/// An upsert by unique key in one transaction: stage the batch, refuse duplicate or NULL keys
-/// (naming up to five of them: picking one row silently would hide a data bug), delete the
-/// incoming keys, insert the batch.
-fn upsert_statements(
-    engine: &dyn Engine,
-    physical: &str,
-    sql: &str,
-    unique_key: &[String],
-) -> Vec<String> {
-    let keys: Vec<String> = unique_key.iter().map(|k| engine.quote(k)).collect();
-    let matches = keys
-        .iter()
-        .map(|k| format!("t.{k} = b.{k}"))
-        .collect::<Vec<_>>()
-        .join(" AND ");
-    let staging = UPSERT_STAGING;
-    let mut out = stage_with_key_checks(engine, staging, sql, unique_key);
-    out.push(format!(
-        "DELETE FROM {physical} AS t USING {staging} AS b WHERE {matches}"
-    ));
-    out.push(format!(
-        "INSERT INTO {physical} BY NAME SELECT * FROM {staging}"
-    ));
-    out.push(format!("DROP TABLE {staging}"));
-    out
-}
-
-/// Stage a batch's rows in a temp table and refuse duplicate or NULL keys, naming up to five.
-fn stage_with_key_checks(
-    engine: &dyn Engine,
-    staging: &str,
-    sql: &str,
-    unique_key: &[String],
-) -> Vec<String> {
-    let keys: Vec<String> = unique_key.iter().map(|k| engine.quote(k)).collect();
-    let key_list = keys.join(", ");
-    let key_text = if keys.len() == 1 {
-        format!("CAST({} AS VARCHAR)", keys[0])
-    } else {
-        format!("CAST(({key_list}) AS VARCHAR)")
-    };
-    let any_null = keys
-        .iter()
-        .map(|k| format!("{k} IS NULL"))
-        .collect::<Vec<_>>()
-        .join(" OR ");
-    let names = unique_key.join(", ");
-    vec![
-        format!("CREATE OR REPLACE TEMP TABLE {staging} AS SELECT * FROM ({sql}) AS q"),
-        format!(
-            "SELECT error('duplicate unique_key ({names}) values in one batch: ' || string_agg(k, ', ')) FROM (SELECT {key_text} AS k FROM {staging} GROUP BY {key_list} HAVING count(*) > 1 ORDER BY 1 LIMIT 5) HAVING count(*) > 0"
-        ),
-        format!("SELECT error('NULL unique_key ({names}) in ' || count(*) || ' row(s) of the batch') FROM {staging} WHERE {any_null} HAVING count(*) > 0"),
-    ]
-}
-
-/// One SCD type 2 run in one transaction: compare a snapshot of the source with the open
-/// versions, close the ones that changed (and, with `invalidate_hard_deletes`, the ones that
-/// disappeared), and open a version for every key without an open one. By time, a row changed
-/// when its `updated_at` moved forward, and the new version is valid from it; by column, a row
-/// changed when a compared column differs, and versions are valid from the run's time (the
-/// batch end). First versions are valid from 1970-01-01 unless the kind says otherwise.
-fn scd_statements(
-    engine: &dyn Engine,
-    project: &Project,
-    i: usize,
-    physical: &str,
-    sql: &str,
-    run_time: NaiveDateTime,
-) -> Result<Vec<String>, Error> {
-    let m = &project.models[i];
-    let q = |s: &str| engine.quote(s);
-    let staging = SCD_STAGING;
-    let epoch = "TIMESTAMP '1970-01-01 00:00:00'".to_string();
-    let now = edge_literal(run_time);
-    let (unique_key, valid_from_name, valid_to_name, invalidate) = match &m.kind {
-        Kind::ScdType2 {
-            unique_key,
-            valid_from_name,
-            valid_to_name,
-            invalidate_hard_deletes,
-            ..
-        }
-        | Kind::ScdType2ByColumn {
-            unique_key,
-            valid_from_name,
-            valid_to_name,
-            invalidate_hard_deletes,
-            ..
-        } => (
-            unique_key,
-            valid_from_name,
-            valid_to_name,
-            *invalidate_hard_deletes,
-        ),
-        _ => return Ok(vec![]),
-    };
-    let vt = q(valid_to_name);
-    let vf = q(valid_from_name);
-    let matches = unique_key
-        .iter()
-        .map(|k| format!("t.{0} = s.{0}", q(k)))
-        .collect::<Vec<_>>()
-        .join(" AND ");
-    let (changed, new_from, first_from) = match &m.kind {
-        Kind::ScdType2 {
-            updated_at_name,
-            updated_at_as_valid_from,
-            ..
-        } => {
-            let u = format!("CAST(s.{} AS TIMESTAMP)", q(updated_at_name));
-            let first = if *updated_at_as_valid_from {
-                u.clone()
-            } else {
-                epoch
-            };
-            (
-                format!("{u} > CAST(t.{} AS TIMESTAMP)", q(updated_at_name)),
-                u,
-                first,
-            )
-        }
-        Kind::ScdType2ByColumn {
-            columns,
-            execution_time_as_valid_from,
-            ..
-        } => {
-            let compared: Vec<String> = if columns.iter().any(|c| c == "*") {
-                let all = project.columns[i]
-                    .clone()
-                    .ok_or_else(|| Error::Render(format!("`{}` compares all columns (`columns *`), but its output columns are unknown; declare `columns`", m.name)))?;
-                all.into_iter()
-                    .filter(|c| {
-                        !unique_key.contains(c) && c != valid_from_name && c != valid_to_name
-                    })
-                    .collect()
-            } else {
-                columns.clone()
-            };
-            let any = compared
-                .iter()
-                .map(|c| format!("t.{0} IS DISTINCT FROM s.{0}", q(c)))
-                .collect::<Vec<_>>()
-                .join(" OR ");
-            let first = if *execution_time_as_valid_from {
-                now.clone()
-            } else {
-                epoch
-            };
-            (
-                if any.is_empty() {
-                    "false".into()
-                } else {
-                    format!("({any})")
-                },
-                now.clone(),
-                first,
-            )
-        }
-        _ => return Ok(vec![]),
-    };
-    let mut out = stage_with_key_checks(engine, staging, sql, unique_key);
-    out.push(format!("UPDATE {physical} AS t SET {vt} = {new_from} FROM {staging} AS s WHERE {matches} AND t.{vt} IS NULL AND {changed}"));
-    if invalidate {
-        out.push(format!("UPDATE {physical} AS t SET {vt} = {now} WHERE t.{vt} IS NULL AND NOT EXISTS (SELECT 1 FROM {staging} AS s WHERE {matches})"));
-    }
-    out.push(format!(
-        "INSERT INTO {physical} BY NAME SELECT s.*, CASE WHEN EXISTS (SELECT 1 FROM {physical} AS t WHERE {matches}) THEN {new_from} ELSE {first_from} END AS {vf}, CAST(NULL AS TIMESTAMP) AS {vt} FROM {staging} AS s WHERE NOT EXISTS (SELECT 1 FROM {physical} AS t WHERE {matches} AND t.{vt} IS NULL)"
-    ));
-    out.push(format!("DROP TABLE {staging}"));
-    Ok(out)
-}
+const PARQUET_STAGING: &str = materialize::time_range::PARQUET_STAGING;
 
 /// Bring kept physics in line with a forward-only version: add its new columns, refuse to
 /// drop any (that would rewrite the history forward-only promises to keep).
@@ -794,27 +599,16 @@ fn evolve_schema(
         wanted.push((valid_to_name.clone(), "TIMESTAMP".into()));
     }
     let existing = engine.table_columns(physical)?;
-    let has =
-        |cols: &[(String, String)], n: &str| cols.iter().any(|(c, _)| c.eq_ignore_ascii_case(n));
-    let dropped: Vec<&str> = existing
-        .iter()
-        .filter(|(c, _)| !has(&wanted, c))
-        .map(|(c, _)| c.as_str())
-        .collect();
-    if !dropped.is_empty() {
-        return Err(Error::Plan(efmesh_core::plan::PlanError::ForwardOnly {
-            model: m.name.clone(),
-            reason: format!(
-                "the new version drops column(s) {}; forward-only keeps the existing rows, so it can only add columns. Apply it without --forward-only (a breaking change rebuilds the history)",
-                dropped.join(", ")
-            ),
-        }));
-    }
-    let added: Vec<String> = wanted
-        .iter()
-        .filter(|(c, _)| !has(&existing, c))
-        .map(|(c, t)| format!("ALTER TABLE {physical} ADD COLUMN {} {t}", engine.quote(c)))
-        .collect();
+    let added = materialize::evolve::add_columns(engine.dialect(), physical, &wanted, &existing)
+        .map_err(|dropped| {
+            Error::Plan(efmesh_core::plan::PlanError::ForwardOnly {
+                model: m.name.clone(),
+                reason: format!(
+                    "the new version drops column(s) {}; forward-only keeps the existing rows, so it can only add columns. Apply it without --forward-only (a breaking change rebuilds the history)",
+                    dropped.join(", ")
+                ),
+            })
+        })?;
     if !added.is_empty() {
         tracing::info!(
             model = m.name.as_str(),
@@ -887,7 +681,7 @@ pub(crate) fn build_model(
     };
     if a.build {
         crate::seeds::check_values(project, i, engine)?;
-        let sql = build_statement(project, i, physical, names, now)?;
+        let sql = build_statement(project, i, physical, names, now, engine.dialect())?;
         let started = Instant::now();
         tracing::info!(
             model = a.model.as_str(),
@@ -915,7 +709,7 @@ pub(crate) fn build_model(
         let (sql, audited) = if parquet && !with_intervals {
             cx.lake.dir(i)?;
             (
-                build_statement(project, i, &stage, names, now)?,
+                build_statement(project, i, &stage, names, now, engine.dialect())?,
                 stage.clone(),
             )
         } else {
@@ -1206,18 +1000,25 @@ fn build_statement(
     physical: &str,
     names: &HashMap<String, String>,
     now: DateTime<Utc>,
+    d: &dyn efmesh_core::sql::dialect::SqlDialect,
 ) -> Result<String, Error> {
     let m = &project.models[i];
-    match &m.kind {
+    let select = match &m.kind {
         Kind::Seed { path } => {
             // CSV or JSON, every value read as text and cast to the declared columns
-            let select = crate::seeds::select(project, i, &seed_path(&m.file, path));
-            Ok(format!("CREATE OR REPLACE TABLE {physical} AS {select}"))
+            let files = d.files().ok_or_else(|| {
+                Error::Unsupported(format!(
+                    "`{}` is a SEED model, and {} cannot read files",
+                    m.name,
+                    d.name()
+                ))
+            })?;
+            materialize::seed::select(d, files, project, i, &seed_path(&m.file, path))
         }
-        kind => {
+        _ => {
             let end = complete_until(m, now);
             let start = model_start(project, i, end);
-            let sql = render_model(
+            render_model(
                 project,
                 i,
                 &RelationTarget::Physical(names.clone()),
@@ -1225,24 +1026,10 @@ fn build_statement(
                 end.max(start),
                 false,
             )
-            .map_err(|e| Error::Render(e.to_string()))?;
-            Ok(match kind {
-                Kind::View {
-                    materialized: false,
-                } => format!("CREATE OR REPLACE VIEW {physical} AS {sql}"),
-                // created empty with the query's columns; the interval batches fill it
-                Kind::ScdType2 { valid_from_name, valid_to_name, .. } | Kind::ScdType2ByColumn { valid_from_name, valid_to_name, .. } => format!(
-                    "CREATE OR REPLACE TABLE {physical} AS SELECT *, CAST(NULL AS TIMESTAMP) AS \"{valid_from_name}\", CAST(NULL AS TIMESTAMP) AS \"{valid_to_name}\" FROM ({sql}) AS q LIMIT 0"
-                ),
-                Kind::IncrementalByTimeRange { .. } | Kind::IncrementalByUniqueKey { .. } => {
-                    format!(
-                        "CREATE OR REPLACE TABLE {physical} AS SELECT * FROM ({sql}) AS q LIMIT 0"
-                    )
-                }
-                _ => format!("CREATE OR REPLACE TABLE {physical} AS {sql}"),
-            })
+            .map_err(|e| Error::Render(e.to_string()))?
         }
-    }
+    };
+    Ok(materialize::create(d, &m.kind, physical, &select))
 }
 
 /// Refuse, before anything runs, a plan that needs capabilities the engine lacks.
@@ -1350,10 +1137,8 @@ pub fn apply_plan(
         .iter()
         .any(|a| a.build || !a.batches.is_empty())
     {
-        engine.execute(
-            "creating the physical schema",
-            &format!("CREATE SCHEMA IF NOT EXISTS {PHYSICAL_SCHEMA}"),
-        )?;
+        let create = engine.dialect().create_schema(PHYSICAL_SCHEMA);
+        engine.execute("creating the physical schema", &create)?;
     }
     let work: Vec<&efmesh_core::plan::Action> = plan
         .actions
@@ -1428,30 +1213,7 @@ pub fn apply_plan(
     }
 
     // swap the environment's views in one transaction
-    let mut statements = vec![];
-    let mut schemas = BTreeSet::new();
-    for a in &plan.actions {
-        let changed = a.category != Category::Unchanged;
-        let (vs, vt) = naming::view_name(&plan.env, &a.model);
-        match (&a.physical_fingerprint, a.category) {
-            (_, Category::Removed) => statements.push(format!("DROP VIEW IF EXISTS {vs}.{vt}")),
-            (Some(_), _) if changed => {
-                if schemas.insert(vs.clone()) {
-                    statements.push(format!("CREATE SCHEMA IF NOT EXISTS {vs}"));
-                }
-                statements.push(format!(
-                    "CREATE OR REPLACE VIEW {vs}.{vt} AS SELECT * FROM {}",
-                    names[&a.model]
-                ));
-            }
-            // a version without physics (EMBEDDED, EXTERNAL) has no view; drop one an older
-            // version of it may have left
-            (None, _) if changed && a.previous_fingerprint.is_some() => {
-                statements.push(format!("DROP VIEW IF EXISTS {vs}.{vt}"))
-            }
-            _ => {}
-        }
-    }
+    let statements = materialize::promotion::swap(engine.dialect(), plan, &names);
     if !statements.is_empty() {
         engine.transaction(&format!("promoting to {}", plan.env), &statements)?;
     }
@@ -1498,6 +1260,9 @@ mod tests {
     impl Engine for NoFiles {
         fn name(&self) -> &'static str {
             "NoFiles"
+        }
+        fn dialect(&self) -> &'static dyn crate::engine::SqlDialect {
+            &efmesh_core::sql::dialect::DuckDb
         }
         fn another_connection(&self) -> Result<Box<dyn Engine + Send>, EngineError> {
             Ok(Box::new(NoFiles))

@@ -131,7 +131,7 @@ fn drop_relation(engine: &mut dyn Engine, qualified: &str) -> Result<(), Error> 
     };
     engine.execute(
         &format!("dropping {qualified}"),
-        &format!("DROP {} IF EXISTS {qualified}", kind.keyword()),
+        &engine.dialect().drop(kind, qualified, true),
     )?;
     Ok(())
 }

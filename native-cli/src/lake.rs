@@ -20,8 +20,8 @@ use efmesh_core::interval::Range;
 use efmesh_core::manifest::{
     Freshness, Manifest, ManifestColumn, ManifestFile, MANIFEST_FILE, MANIFEST_VERSION,
 };
-use efmesh_core::model_sql::quote_literal as sql_literal;
 use efmesh_core::passport::Effective;
+use efmesh_core::sql::dialect::FileSql;
 use efmesh_core::types::TypeFamily;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -119,13 +119,8 @@ impl Staged {
     ) -> Result<Staged, Error> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let tmp = temp_path(dir);
-        engine.execute(
-            context,
-            &format!(
-                "COPY ({select}) TO {} (FORMAT parquet)",
-                sql_literal(&tmp.display().to_string())
-            ),
-        )?;
+        let copy = parquet_sql(engine)?.copy_to_parquet(select, &tmp.display().to_string());
+        engine.execute(context, &copy)?;
         Ok(Staged { tmp })
     }
 
@@ -181,20 +176,28 @@ impl FileSet {
     }
 
     /// The SQL that reads every file (absolute paths), or `None` for an empty set.
-    pub fn read_sql(&self, dir: &VersionDir) -> Option<String> {
+    pub fn read_sql(&self, dir: &VersionDir, files: &dyn FileSql) -> Option<String> {
         if self.files.is_empty() {
             return None;
         }
-        let list: Vec<String> = self
+        let paths: Vec<String> = self
             .files
             .keys()
-            .map(|p| sql_literal(&dir.path.join(p).display().to_string()))
+            .map(|p| dir.path.join(p).display().to_string())
             .collect();
-        Some(format!(
-            "SELECT * FROM read_parquet([{}], union_by_name = true, hive_partitioning = false)",
-            list.join(", ")
-        ))
+        Some(format!("SELECT * FROM {}", files.read_parquet(&paths)))
     }
+}
+
+/// How the engine reads and writes parquet; an engine without file access cannot hold a lake.
+pub fn parquet_sql(engine: &dyn Engine) -> Result<&'static dyn FileSql, Error> {
+    let d = engine.dialect();
+    d.files().ok_or_else(|| {
+        Error::Unsupported(format!(
+            "{} cannot read or write parquet files, so it cannot hold `target parquet` models",
+            d.name()
+        ))
+    })
 }
 
 /// Remove files of a partition that the published set no longer names: the replaced files,

@@ -6,8 +6,7 @@
 //! view over the explicit file list, so environments, children and `efmesh audit` read the
 //! lake through the same names as any other model.
 
-use crate::apply::edge_literal;
-use crate::engine::Engine;
+use crate::engine::{Engine, RelationKind};
 use crate::lake::{self, FileSet, Staged, VersionDir};
 use crate::state::StateStore;
 use crate::Error;
@@ -75,12 +74,12 @@ impl LakeContext<'_> {
     ) -> Result<(), Error> {
         let m = &self.project.models[i];
         let physical = &self.names[&m.name];
-        let body = match (files.read_sql(dir), empty_sql) {
+        let body = match (files.read_sql(dir, lake::parquet_sql(engine)?), empty_sql) {
             (Some(read), _) => read,
-            (None, Some(q)) => format!("SELECT * FROM ({q}) AS q LIMIT 0"),
+            (None, Some(q)) => efmesh_core::materialize::empty_like(q),
             (None, None) => return Ok(()),
         };
-        let mut statements = vec![format!("CREATE OR REPLACE VIEW {physical} AS {body}")];
+        let mut statements = vec![engine.dialect().replace_view(physical, &body)];
         statements.extend(extra.iter().cloned());
         engine.transaction(&format!("publishing {}", m.name), &statements)?;
         Ok(())
@@ -175,14 +174,8 @@ impl LakeContext<'_> {
                 interval: None,
             }],
         );
-        self.point_view(
-            engine,
-            i,
-            &dir,
-            &files,
-            None,
-            &[format!("DROP TABLE IF EXISTS {stage}")],
-        )?;
+        let drop_stage = engine.dialect().drop(RelationKind::Table, &stage, true);
+        self.point_view(engine, i, &dir, &files, None, &[drop_stage])?;
         self.publish_manifest(engine, state, i, &dir, &files, &[])?;
         lake::sweep(&dir, "", &files)
     }
@@ -238,10 +231,11 @@ impl LakeContext<'_> {
         while start < batch.end {
             let end = (start + unit.step()).min(batch.end);
             let r = Range::new(start, end);
+            let d = engine.dialect();
             let filter = format!(
                 "{tc} >= {} AND {tc} < {}",
-                edge_literal(start),
-                edge_literal(end)
+                d.timestamp(start),
+                d.timestamp(end)
             );
             let part = VersionDir::partition(start);
             let rows = count(
@@ -274,14 +268,8 @@ impl LakeContext<'_> {
             partitions.push(part);
             start = end;
         }
-        self.point_view(
-            engine,
-            i,
-            &dir,
-            &files,
-            Some(shape_sql),
-            &[format!("DROP TABLE IF EXISTS {stage}")],
-        )?;
+        let drop_stage = engine.dialect().drop(RelationKind::Table, &stage, true);
+        self.point_view(engine, i, &dir, &files, Some(shape_sql), &[drop_stage])?;
         let mut pending = pending.to_vec();
         pending.push(batch);
         tracing::debug!(model = m.name.as_str(), "view repointed");

@@ -303,7 +303,7 @@ impl Efmesh {
             return Ok(std::borrow::Cow::Borrowed(&self.project));
         }
         self.project
-            .redacted()
+            .redacted(&efmesh_core::sql::dialect::DuckDb)
             .map(std::borrow::Cow::Owned)
             .map_err(|message| Error::Config { message })
     }

@@ -8,7 +8,8 @@
 
 use crate::engine::{Engine, EngineError};
 use crate::error::{Error, SeedBadValue};
-use efmesh_core::model::{ColumnDef, Kind, Model};
+use efmesh_core::materialize::seed as seed_sql;
+use efmesh_core::model::{Kind, Model};
 use efmesh_core::project::{seed_path, Project};
 use efmesh_core::seed::{self, SeedFormat};
 
@@ -16,59 +17,6 @@ use efmesh_core::seed::{self, SeedFormat};
 const SAMPLE: usize = 5;
 /// Longer values are shortened in reports.
 const VALUE_CHARS: usize = 60;
-
-use efmesh_core::quote::{ident, literal};
-
-/// The relation that reads seed `i`'s file (`file`, project-relative) with every value as text.
-fn source(project: &Project, i: usize, file: &str) -> String {
-    let lit = literal(file);
-    let format = SeedFormat::of(file);
-    if format == SeedFormat::Csv {
-        return format!("read_csv({lit}, header = true, all_varchar = true)");
-    }
-    let keys = project.seed_columns[i].as_deref().unwrap_or_default();
-    let columns = keys
-        .iter()
-        .map(|k| format!("{}: 'VARCHAR'", literal(k)))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let layout = match format {
-        SeedFormat::JsonLines => "newline_delimited",
-        _ => "array",
-    };
-    format!("read_json({lit}, format = '{layout}', columns = {{{columns}}})")
-}
-
-/// Each declared column with the file column (as written) that holds it.
-fn declared_columns(project: &Project, i: usize) -> Vec<(&str, &ColumnDef)> {
-    let file_columns = project.seed_columns[i].as_deref().unwrap_or_default();
-    project.models[i]
-        .columns
-        .iter()
-        .flatten()
-        .map(|c| {
-            (
-                seed::file_column(file_columns, &c.name).unwrap_or(&c.name),
-                c,
-            )
-        })
-        .collect()
-}
-
-/// The query that loads seed model `i` from `file` (project-relative): the declared columns
-/// cast to their types, or every column as text when none are declared.
-pub(crate) fn select(project: &Project, i: usize, file: &str) -> String {
-    let cols = declared_columns(project, i);
-    let list = if cols.is_empty() {
-        "*".to_string()
-    } else {
-        cols.iter()
-            .map(|(k, c)| format!("CAST({} AS {}) AS {}", ident(k), c.sql_type, ident(&c.name)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    format!("SELECT {list} FROM {}", source(project, i, file))
-}
 
 /// Refuse seed model `i` when a value of its file does not fit its declared column type,
 /// naming the file, row, line, column, value and type of the first few. Read-only; a no-op for
@@ -82,39 +30,15 @@ pub(crate) fn check_values(
     let Kind::Seed { path } = &m.kind else {
         return Ok(());
     };
-    let cols = declared_columns(project, i);
-    if cols.is_empty() {
+    let d = engine.dialect();
+    let Some(files) = d.files() else {
         return Ok(());
-    }
+    };
     let file = seed_path(&m.file, path);
-    let bad: Vec<String> = cols
-        .iter()
-        .map(|(k, c)| {
-            let v = format!("s.{}", ident(k));
-            format!(
-                "({v} IS NOT NULL AND TRY_CAST({v} AS {}) IS NULL)",
-                c.sql_type
-            )
-        })
-        .collect();
-    let flags = bad
-        .iter()
-        .enumerate()
-        .map(|(n, b)| format!("CASE WHEN {b} THEN '{n}' END"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let values = cols
-        .iter()
-        .map(|(k, _)| format!("s.{}", ident(k)))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let sql = format!(
-        "SELECT s.__efmesh_row, concat_ws(',', {flags}), count(*) OVER (), {values} \
-         FROM (SELECT row_number() OVER () AS __efmesh_row, * FROM {}) AS s \
-         WHERE {} ORDER BY s.__efmesh_row LIMIT {SAMPLE}",
-        source(project, i, &file),
-        bad.join(" OR ")
-    );
+    let Some(sql) = seed_sql::bad_values(d, files, project, i, &file, SAMPLE) else {
+        return Ok(());
+    };
+    let cols = seed_sql::declared_columns(project, i);
     let context = format!("checking the values of seed {}", m.name);
     let found = engine
         .query(&context, &sql, None)
@@ -162,12 +86,9 @@ fn file_lines(engine: &mut dyn Engine, context: &str, file: &str) -> Option<Vec<
     if format == SeedFormat::Json {
         return None;
     }
+    let read = engine.dialect().files()?.read_text(file);
     let text = engine
-        .query(
-            context,
-            &format!("SELECT content FROM read_text({})", literal(file)),
-            Some(1),
-        )
+        .query(context, &format!("SELECT content FROM {read}"), Some(1))
         .ok()?;
     let content = text.rows.first()?.first()?.as_deref()?;
     seed::record_lines(format, content.as_bytes())

@@ -9,7 +9,8 @@ impl Project {
     /// them; fingerprints are recomputed, so those models (and everything reading them) get
     /// physics of their own, while models outside the policy keep sharing theirs. A model whose
     /// query cannot be wrapped (one efmesh could not parse) is refused by name.
-    pub fn redacted(&self) -> Result<Project, String> {
+    /// `sql` spells the statement that leaves the columns out, in the engine's dialect.
+    pub fn redacted(&self, sql: &dyn crate::sql::dialect::SqlDialect) -> Result<Project, String> {
         let mut p = self.clone();
         let dialect = self.config.dialect();
         for m in p.models.iter_mut().filter(|m| !m.redact.is_empty()) {
@@ -27,16 +28,8 @@ impl Project {
                     m.name, m.file
                 ));
             }
-            let cols = m
-                .redact
-                .iter()
-                .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let text = format!(
-                "SELECT * EXCLUDE ({cols}) FROM ({}) AS efmesh_redacted",
-                q.canonical
-            );
+            let text =
+                sql.select_except(&format!("({}) AS efmesh_redacted", q.canonical), &m.redact);
             let tokens = crate::sql::tokenize(&m.file, &text, dialect)
                 .map_err(|d| format!("`{}`: cannot redact: {}", m.name, d.problem))?;
             let (wrapped, _) = crate::sql::prepare_query(&tokens, &m.file, dialect, false)

@@ -5,6 +5,7 @@
 
 pub mod canonical;
 pub mod columns;
+pub mod dialect;
 pub mod macros;
 pub mod references;
 pub mod render;

@@ -144,6 +144,10 @@ impl Engine for DuckDbEngine {
         "DuckDB"
     }
 
+    fn dialect(&self) -> &'static dyn super::SqlDialect {
+        &efmesh_core::sql::dialect::DuckDb
+    }
+
     fn another_connection(&self) -> Result<Box<dyn Engine + Send>, EngineError> {
         let conn = self.conn.try_clone().map_err(|e| EngineError::Connect {
             target: "another connection to the database".into(),

@@ -77,30 +77,15 @@ impl Rows {
     }
 }
 
-/// What a relation in the engine is, for statements that must name it (`DROP VIEW` or
-/// `DROP TABLE`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RelationKind {
-    /// A stored table.
-    Table,
-    /// A view (a VIEW model's physics, or a parquet version's view over its files).
-    View,
-}
-
-impl RelationKind {
-    /// The keyword `DROP` takes for it.
-    pub fn keyword(self) -> &'static str {
-        match self {
-            RelationKind::Table => "TABLE",
-            RelationKind::View => "VIEW",
-        }
-    }
-}
+pub use efmesh_core::sql::dialect::{RelationKind, SqlDialect};
 
 /// A database efmesh materializes into.
 pub trait Engine {
     /// The engine's name for messages.
     fn name(&self) -> &'static str;
+    /// How this engine spells statements: the statement builders of
+    /// `efmesh_core::materialize` write every statement the executor runs in it.
+    fn dialect(&self) -> &'static dyn SqlDialect;
     /// Another connection to the same database, set up like this one, for a worker that
     /// builds models in parallel (`--jobs`).
     fn another_connection(&self) -> Result<Box<dyn Engine + Send>, EngineError>;
@@ -138,7 +123,7 @@ pub trait Engine {
     /// version as what it really is (a parquet version is a view over files, not a table).
     fn relation_kind(&mut self, qualified: &str) -> Result<Option<RelationKind>, EngineError> {
         let (schema, table) = qualified.split_once('.').unwrap_or(("main", qualified));
-        let lit = |s: &str| efmesh_core::quote::literal(s);
+        let lit = |s: &str| self.dialect().literal(s);
         let rows = self.query(
             &format!("looking up {qualified}"),
             &format!(
@@ -164,6 +149,6 @@ pub trait Engine {
     fn statements_issued(&self) -> u64;
     /// Quote an identifier.
     fn quote(&self, ident: &str) -> String {
-        efmesh_core::quote::ident(ident)
+        self.dialect().ident(ident)
     }
 }

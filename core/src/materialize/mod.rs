@@ -1,0 +1,69 @@
+//! Statement builders: what the executor runs to build a model's physics, compute one of its
+//! batches, and promote an environment, as pure functions of the model and a [`SqlDialect`].
+//!
+//! One file per way of materializing. The executor renders the model's query, asks a builder
+//! for the statements, and runs them; it never writes SQL of its own. A builder that stages
+//! rows returns its cleanup separately ([`Write::cleanup`]), so audits can read the staged
+//! rows before they are dropped.
+
+pub mod evolve;
+pub mod full;
+mod keys;
+pub mod promotion;
+pub mod scd2;
+pub mod seed;
+pub mod time_range;
+pub mod unique_key;
+pub mod view;
+
+use crate::model::Kind;
+pub use crate::sql::dialect::{FileSql, RelationKind, SqlDialect};
+
+/// One audited write: its statements (one transaction), the relation its audits read while
+/// the transaction is open, and the statements that clean up after the audits.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Write {
+    /// The statements that write, in order.
+    pub statements: Vec<String>,
+    /// What audits read: the rows this write produced.
+    pub audited: String,
+    /// Run after the audits, in the same transaction (dropping staging tables).
+    pub cleanup: Vec<String>,
+}
+
+/// Why a statement cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct MaterializeError(pub String);
+
+/// The statement that creates a model's physics at `physical` from its rendered `select`:
+/// a view, a table built whole, or an empty table shaped like the query that batches fill.
+pub fn create(d: &dyn SqlDialect, kind: &Kind, physical: &str, select: &str) -> String {
+    match kind {
+        Kind::View {
+            materialized: false,
+        } => view::create(d, physical, select),
+        Kind::ScdType2 {
+            valid_from_name,
+            valid_to_name,
+            ..
+        }
+        | Kind::ScdType2ByColumn {
+            valid_from_name,
+            valid_to_name,
+            ..
+        } => scd2::create(d, physical, select, valid_from_name, valid_to_name),
+        Kind::IncrementalByTimeRange { .. } | Kind::IncrementalByUniqueKey { .. } => {
+            time_range::create(d, physical, select)
+        }
+        _ => full::create(d, physical, select),
+    }
+}
+
+/// A relation with `select`'s columns and no rows.
+pub fn empty_like(select: &str) -> String {
+    format!("SELECT * FROM ({select}) AS q LIMIT 0")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,65 @@
+//! INCREMENTAL_BY_TIME_RANGE models: each batch replaces exactly the rows of its range.
+
+use super::{empty_like, SqlDialect, Write};
+use crate::interval::Range;
+
+/// Where a parquet model's batch waits, audited, before it is written out as files.
+pub const PARQUET_STAGING: &str = "efmesh_parquet_batch";
+
+/// Create the (empty) table at `physical`, shaped like `select`; the batches fill it. Also
+/// how INCREMENTAL_BY_UNIQUE_KEY tables start.
+pub fn create(d: &dyn SqlDialect, physical: &str, select: &str) -> String {
+    d.replace_table(physical, &empty_like(select))
+}
+
+/// `column >= start AND column < end` for the batch's range.
+fn within(d: &dyn SqlDialect, column: &str, b: Range) -> String {
+    format!(
+        "{column} >= {} AND {column} < {}",
+        d.timestamp(b.start),
+        d.timestamp(b.end)
+    )
+}
+
+/// One batch in one transaction: delete the range, insert the query's rows for it (filtered
+/// to it, whatever the query returns). Recomputing a range never duplicates rows.
+pub fn batch(
+    d: &dyn SqlDialect,
+    physical: &str,
+    select: &str,
+    time_column: &str,
+    b: Range,
+) -> Write {
+    let tc = d.ident(time_column);
+    Write {
+        statements: vec![
+            format!("DELETE FROM {physical} WHERE {}", within(d, &tc, b)),
+            d.insert_by_name(
+                physical,
+                &format!(
+                    "SELECT * FROM ({select}) AS q WHERE {}",
+                    within(d, &format!("q.{tc}"), b)
+                ),
+            ),
+        ],
+        audited: format!("(SELECT * FROM {physical} WHERE {})", within(d, &tc, b)),
+        cleanup: vec![],
+    }
+}
+
+/// One batch of a parquet model, staged in [`PARQUET_STAGING`] (filtered to its range) for
+/// its audits and for writing out; the lake publishes it, so nothing is cleaned up here.
+pub fn stage(d: &dyn SqlDialect, select: &str, time_column: &str, b: Range) -> Write {
+    let tc = d.ident(time_column);
+    Write {
+        statements: vec![d.replace_temp_table(
+            PARQUET_STAGING,
+            &format!(
+                "SELECT * FROM ({select}) AS q WHERE {}",
+                within(d, &format!("q.{tc}"), b)
+            ),
+        )],
+        audited: PARQUET_STAGING.to_string(),
+        cleanup: vec![],
+    }
+}

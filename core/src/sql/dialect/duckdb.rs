@@ -1,0 +1,102 @@
+//! DuckDB's spelling of efmesh's statements.
+
+use super::{FileSql, RelationKind, SqlDialect};
+use chrono::NaiveDateTime;
+
+/// DuckDB (1.5): `CREATE OR REPLACE`, `INSERT ... BY NAME`, `SELECT * EXCLUDE`, `error()`,
+/// and its file functions.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DuckDb;
+
+impl SqlDialect for DuckDb {
+    fn name(&self) -> &'static str {
+        "DuckDB"
+    }
+    fn timestamp(&self, t: NaiveDateTime) -> String {
+        format!("CAST('{}' AS TIMESTAMP)", t.format("%Y-%m-%d %H:%M:%S"))
+    }
+    fn create_schema(&self, schema: &str) -> String {
+        format!("CREATE SCHEMA IF NOT EXISTS {schema}")
+    }
+    fn replace_table(&self, table: &str, select: &str) -> String {
+        format!("CREATE OR REPLACE TABLE {table} AS {select}")
+    }
+    fn replace_view(&self, view: &str, select: &str) -> String {
+        format!("CREATE OR REPLACE VIEW {view} AS {select}")
+    }
+    fn replace_temp_table(&self, table: &str, select: &str) -> String {
+        format!("CREATE OR REPLACE TEMP TABLE {table} AS {select}")
+    }
+    fn drop(&self, kind: RelationKind, name: &str, if_exists: bool) -> String {
+        let guard = if if_exists { " IF EXISTS" } else { "" };
+        format!("DROP {}{guard} {name}", kind.keyword())
+    }
+    fn insert_by_name(&self, table: &str, select: &str) -> String {
+        format!("INSERT INTO {table} BY NAME {select}")
+    }
+    fn delete_using(&self, table: &str, using: &str, condition: &str) -> String {
+        format!("DELETE FROM {table} AS t USING {using} AS b WHERE {condition}")
+    }
+    fn add_column(&self, table: &str, column: &str, sql_type: &str) -> String {
+        format!(
+            "ALTER TABLE {table} ADD COLUMN {} {sql_type}",
+            self.ident(column)
+        )
+    }
+    fn select_except(&self, from: &str, columns: &[String]) -> String {
+        let cols: Vec<String> = columns.iter().map(|c| self.ident(c)).collect();
+        format!("SELECT * EXCLUDE ({}) FROM {from}", cols.join(", "))
+    }
+    fn raise(&self, message: &str) -> String {
+        format!("error({message})")
+    }
+    fn text(&self, expr: &str) -> String {
+        format!("CAST({expr} AS VARCHAR)")
+    }
+    fn try_cast(&self, expr: &str, sql_type: &str) -> String {
+        format!("TRY_CAST({expr} AS {sql_type})")
+    }
+    fn string_agg(&self, expr: &str, separator: &str) -> String {
+        format!("string_agg({expr}, {})", self.literal(separator))
+    }
+    fn files(&self) -> Option<&dyn FileSql> {
+        Some(self)
+    }
+}
+
+impl FileSql for DuckDb {
+    fn read_csv_text(&self, path: &str) -> String {
+        format!(
+            "read_csv({}, header = true, all_varchar = true)",
+            crate::quote::literal(path)
+        )
+    }
+    fn read_json_text(&self, path: &str, lines: bool, keys: &[String]) -> String {
+        let columns = keys
+            .iter()
+            .map(|k| format!("{}: 'VARCHAR'", crate::quote::literal(k)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let layout = if lines { "newline_delimited" } else { "array" };
+        format!(
+            "read_json({}, format = '{layout}', columns = {{{columns}}})",
+            crate::quote::literal(path)
+        )
+    }
+    fn read_text(&self, path: &str) -> String {
+        format!("read_text({})", crate::quote::literal(path))
+    }
+    fn read_parquet(&self, paths: &[String]) -> String {
+        let list: Vec<String> = paths.iter().map(|p| crate::quote::literal(p)).collect();
+        format!(
+            "read_parquet([{}], union_by_name = true, hive_partitioning = false)",
+            list.join(", ")
+        )
+    }
+    fn copy_to_parquet(&self, select: &str, path: &str) -> String {
+        format!(
+            "COPY ({select}) TO {} (FORMAT parquet)",
+            crate::quote::literal(path)
+        )
+    }
+}
