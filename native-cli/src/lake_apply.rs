@@ -174,7 +174,7 @@ impl LakeContext<'_> {
                 interval: None,
             }],
         );
-        let drop_stage = engine.dialect().drop(RelationKind::Table, &stage, true);
+        let drop_stage = engine.dialect().drop(RelationKind::Table, stage, true);
         self.point_view(engine, i, &dir, &files, None, &[drop_stage])?;
         self.publish_manifest(engine, state, i, &dir, &files, &[])?;
         lake::sweep(&dir, "", &files)
@@ -268,7 +268,7 @@ impl LakeContext<'_> {
             partitions.push(part);
             start = end;
         }
-        let drop_stage = engine.dialect().drop(RelationKind::Table, &stage, true);
+        let drop_stage = engine.dialect().drop(RelationKind::Table, stage, true);
         self.point_view(engine, i, &dir, &files, Some(shape_sql), &[drop_stage])?;
         let mut pending = pending.to_vec();
         pending.push(batch);
