@@ -120,7 +120,7 @@ pub enum Error {
         /// The environment the apply was for.
         env: String,
         /// What each failing audit found.
-        failures: Vec<crate::audits::AuditResult>,
+        failures: Vec<crate::exec::audits::AuditResult>,
     },
     /// `efmesh compact` was asked for a model without a `maintenance` policy, or no model has one.
     #[error("{}", match model { Some(m) => format!("`{m}` has no `maintenance` policy, so it cannot be compacted"), None => "no model declares a `maintenance` policy; there is nothing to compact".into() })]
@@ -279,7 +279,7 @@ impl Error {
             Error::AuditFailed { .. } => Some("fix the data or the model and apply again; the audited intervals are not marked done, so they are computed again then. `blocking := false` turns an audit into a warning".into()),
             Error::CronExpression { .. } => Some("give five fields `minute hour day-of-month month day-of-week` (e.g. `*/15 * * * *`, `0 3 * * 1-5`) or a macro: @hourly, @daily, @weekly, @monthly, @yearly".into()),
             Error::UntranslatableCron { .. } => Some("use a simpler expression (restrict the day of month or the day of week, not both), or write OnCalendar= by hand (`man systemd.time`)".into()),
-            Error::CrontabMissing { .. } => Some(format!("install cron (`apt-get install cron`), point {} at a crontab binary, or print systemd units instead with `efmesh schedule <env> --print-systemd`", crate::schedule::CRONTAB_VAR)),
+            Error::CrontabMissing { .. } => Some(format!("install cron (`apt-get install cron`), point {} at a crontab binary, or print systemd units instead with `efmesh schedule <env> --print-systemd`", crate::ops::schedule::CRONTAB_VAR)),
             Error::Crontab { .. } => Some("the crontab was not changed; `crontab -l` shows it as it is".into()),
             _ => None,
         }

@@ -27,42 +27,23 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod apply;
-mod apply_dag;
-pub mod atomic_file;
-pub mod audit_env;
-pub mod audits;
 pub mod cli;
-pub mod clock;
-pub mod compact;
-pub mod discover;
 pub mod engine;
-pub mod env_lock;
 pub mod error;
-pub mod init;
-pub mod janitor;
+pub mod exec;
 pub mod lake;
-pub mod lake_apply;
-pub mod logging;
-pub mod metrics;
-pub mod passport;
-pub mod plan_cache;
-pub mod plan_view;
-pub mod report;
-pub mod restate;
-pub mod run;
-pub mod schedule;
-pub mod seeds;
+pub mod ops;
 pub mod state;
-pub mod status;
 pub mod testing;
+pub mod util;
+pub mod workspace;
 
-pub use apply::{ApplyOptions, ApplyOutcome};
-pub use compact::{CompactOptions, CompactReport};
 pub use efmesh_core as core;
 pub use efmesh_core::plan::Plan;
 pub use error::{CheckFailure, Error};
-pub use janitor::{JanitorOptions, JanitorReport};
+pub use exec::apply::{os_user, ApplyOptions, ApplyOutcome};
+pub use ops::compact::{CompactOptions, CompactReport};
+pub use ops::janitor::{JanitorOptions, JanitorReport};
 
 use chrono::NaiveDateTime;
 use efmesh_core::config::{Config, EngineTarget, StateTarget, CONFIG_FILE};
@@ -168,7 +149,7 @@ fn process_env(name: &str) -> Option<String> {
 /// Only a missing project or unreadable files are `Err`; problems in the project itself are
 /// reported as diagnostics in the [`CheckReport`].
 pub fn check(dir: &Path) -> Result<CheckReport, Error> {
-    let root = discover::find_root(dir)?;
+    let root = crate::workspace::discover::find_root(dir)?;
     Ok(match read_sources(&root)? {
         Ok((config_text, sources)) => load_sources(root, config_text, sources),
         Err((diagnostics, files)) => CheckReport {
@@ -202,7 +183,7 @@ fn load_sources(root: PathBuf, config_text: String, sources: ProjectSources) -> 
         files.insert(src.path.clone(), src.text.clone());
     }
     if let Some(p) = &loaded.project {
-        plan_cache::remember(&root, &config_text, &sources, p);
+        crate::workspace::plan_cache::remember(&root, &config_text, &sources, p);
     }
     CheckReport {
         root,
@@ -268,12 +249,12 @@ impl Efmesh {
 
     /// Take `env`'s lock (shared by apply, run and restate) for as long as the returned guard
     /// lives; [`Error::LockHeld`] names a live holder.
-    pub fn lock(&self, env: &str) -> Result<env_lock::EnvLock, Error> {
+    pub fn lock(&self, env: &str) -> Result<crate::ops::lock::EnvLock, Error> {
         naming::validate_env(env).map_err(|e| Error::Argument {
             message: e.to_string(),
             help: None,
         })?;
-        env_lock::EnvLock::acquire(state_file(&self.root, &self.project.config)?, env)
+        crate::ops::lock::EnvLock::acquire(state_file(&self.root, &self.project.config)?, env)
     }
 
     /// Open the configured engine.
@@ -354,7 +335,7 @@ impl Efmesh {
             snapshots: &snapshots,
             built: &built,
             ledgers: &ledgers,
-            now: clock::now().naive_utc(),
+            now: crate::util::clock::now().naive_utc(),
         };
         Ok(efmesh_core::plan::plan(project, env, plan_state, options)?)
     }
@@ -385,7 +366,7 @@ impl Efmesh {
                 help: Some("plan again and review the new plan".into()),
             });
         }
-        apply::apply_plan(
+        crate::exec::apply::apply_plan(
             self.project_for(&plan.env)?.as_ref(),
             plan,
             &mut state,
@@ -403,13 +384,13 @@ impl Efmesh {
         from: &str,
         to: &str,
         dry_run: bool,
-    ) -> Result<restate::RestateReport, Error> {
+    ) -> Result<crate::ops::restate::RestateReport, Error> {
         naming::validate_env(env).map_err(|e| Error::Argument {
             message: e.to_string(),
             help: None,
         })?;
         let _lock = if dry_run { None } else { Some(self.lock(env)?) };
-        restate::restate(
+        crate::ops::restate::restate(
             &self.project,
             &mut self.state()?,
             env,
@@ -420,48 +401,56 @@ impl Efmesh {
         )
     }
 
-    /// One unattended tick of `env` (see [`run::run`]).
-    pub fn run(&self, env: &str, opts: &run::RunOptions) -> (run::RunReport, Option<Error>) {
-        run::run(self, env, opts)
+    /// One unattended tick of `env` (see [`crate::ops::run::run`]).
+    pub fn run(
+        &self,
+        env: &str,
+        opts: &crate::ops::run::RunOptions,
+    ) -> (crate::ops::run::RunReport, Option<Error>) {
+        crate::ops::run::run(self, env, opts)
     }
 
-    /// Whether `env` is healthy, and why not (see [`status::status`]).
-    pub fn status(&self, env: &str) -> Result<status::StatusReport, Error> {
+    /// Whether `env` is healthy, and why not (see [`crate::ops::status::status`]).
+    pub fn status(&self, env: &str) -> Result<crate::ops::status::StatusReport, Error> {
         naming::validate_env(env).map_err(|e| Error::Argument {
             message: e.to_string(),
             help: None,
         })?;
-        status::status(
+        crate::ops::status::status(
             self.project_for(env)?.as_ref(),
             &mut self.state()?,
             env,
-            clock::now(),
+            crate::util::clock::now(),
         )
     }
 
     /// What each model `env` serves may be believed to answer, declared and effective.
-    pub fn passport(&self, env: &str) -> Result<passport::PassportReport, Error> {
+    pub fn passport(&self, env: &str) -> Result<crate::ops::passport::PassportReport, Error> {
         naming::validate_env(env).map_err(|e| Error::Argument {
             message: e.to_string(),
             help: None,
         })?;
-        passport::passports(&self.project, &mut self.state()?, env)
+        crate::ops::passport::passports(&self.project, &mut self.state()?, env)
     }
 
     /// Audit what `env` serves now, through its views; `only` limits it to these models.
     /// Changes nothing.
-    pub fn audit(&self, env: &str, only: &[String]) -> Result<audit_env::AuditReport, Error> {
+    pub fn audit(
+        &self,
+        env: &str,
+        only: &[String],
+    ) -> Result<crate::ops::audit::AuditReport, Error> {
         naming::validate_env(env).map_err(|e| Error::Argument {
             message: e.to_string(),
             help: None,
         })?;
-        audit_env::audit_env(
+        crate::ops::audit::audit_env(
             &self.project,
             &mut self.state()?,
             &mut self.engine()?,
             env,
             only,
-            crate::clock::now().naive_utc(),
+            crate::util::clock::now().naive_utc(),
         )
     }
 
@@ -479,7 +468,7 @@ impl Efmesh {
         if opts.lake.is_none() {
             opts.lake = self.lake_dir();
         }
-        janitor::run(&mut self.state()?, &mut self.engine()?, &opts)
+        crate::ops::janitor::run(&mut self.state()?, &mut self.engine()?, &opts)
     }
 
     /// The DAG in topological order, with kinds, direct dependencies and fingerprints.
@@ -518,7 +507,7 @@ impl Efmesh {
         let start: NaiveDateTime = match &opts.start {
             Some(s) => parse(s, "start")?,
             None => self.project.history_start(i).unwrap_or_else(|| {
-                clock::now()
+                crate::util::clock::now()
                     .date_naive()
                     .and_hms_opt(0, 0, 0)
                     .expect("midnight exists")
@@ -596,7 +585,7 @@ pub fn migrate(dir: &Path) -> Result<state::MigrateReport, Error> {
 /// model: for commands that need only the config (`migrate`, `schedule`) or must reach the state
 /// store even when the models do not check (`run`).
 pub(crate) fn read_config(dir: &Path) -> Result<(PathBuf, Config), Error> {
-    let root = discover::find_root(dir)?;
+    let root = crate::workspace::discover::find_root(dir)?;
     let text = std::fs::read_to_string(root.join(CONFIG_FILE))
         .map_err(|e| Error::io(&root.join(CONFIG_FILE), e))?;
     let files = BTreeMap::from([(CONFIG_FILE.to_string(), text.clone())]);
@@ -669,11 +658,11 @@ fn read_sources(root: &Path) -> Result<Result<(String, ProjectSources), ConfigFa
         audits: vec![],
         external_models: None,
     };
-    for path in discover::matching_files(root, &config.model_globs)? {
+    for path in crate::workspace::discover::matching_files(root, &config.model_globs)? {
         let text = read(&path)?;
         sources.models.push(SourceText { path, text });
     }
-    for path in discover::matching_files(root, &config.audit_globs)? {
+    for path in crate::workspace::discover::matching_files(root, &config.audit_globs)? {
         let text = read(&path)?;
         sources.audits.push(SourceText { path, text });
     }
@@ -696,7 +685,7 @@ pub fn plan_dir(
     env: &str,
     options: &efmesh_core::plan::PlanOptions,
 ) -> Result<(Plan, Option<Efmesh>), Error> {
-    let root = discover::find_root(dir)?;
+    let root = crate::workspace::discover::find_root(dir)?;
     let (config_text, sources) = match read_sources(&root)? {
         Ok(s) => s,
         Err((diagnostics, files)) => {
@@ -707,9 +696,9 @@ pub fn plan_dir(
         }
     };
     if *options == efmesh_core::plan::PlanOptions::default() && naming::validate_env(env).is_ok() {
-        if let Some(models) = plan_cache::lookup(&root, &config_text, &sources) {
+        if let Some(models) = crate::workspace::plan_cache::lookup(&root, &config_text, &sources) {
             let pointers = open_state(&root, &sources.config)?.environment(env)?;
-            if let Some(plan) = plan_cache::noop_plan(env, &models, &pointers) {
+            if let Some(plan) = crate::workspace::plan_cache::noop_plan(env, &models, &pointers) {
                 return Ok((plan, None));
             }
         }

@@ -505,7 +505,7 @@ fn a_no_op_plan_never_reads_stored_payloads() {
         .unwrap();
     assert_eq!(
         applied_by,
-        efmesh::apply::os_user(),
+        efmesh::os_user(),
         "the journal records who applied"
     );
     drop(c);

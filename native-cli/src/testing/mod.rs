@@ -970,7 +970,7 @@ fn prepare<'a>(project: &Project, case: &'a TestCase) -> Result<Prepared<'a>, Ve
     let (start, end) = match (start, end) {
         (Ok(s), Ok(e)) => {
             let start = s.or_else(|| project.history_start(i)).unwrap_or_else(|| {
-                crate::clock::now()
+                crate::util::clock::now()
                     .date_naive()
                     .and_hms_opt(0, 0, 0)
                     .expect("midnight exists")
@@ -1356,8 +1356,8 @@ pub fn print_errors(errors: &[TestError], files: &BTreeMap<String, String>, colo
         match &e.location {
             Some(l) if l.has_position() && ids.contains_key(l.file.as_str()) => {
                 let text = &files[&l.file];
-                let start = crate::report::offset(text, l.line, l.column);
-                let end = crate::report::offset(text, l.end_line, l.end_column).max(start);
+                let start = crate::cli::report::offset(text, l.line, l.column);
+                let end = crate::cli::report::offset(text, l.end_line, l.end_column).max(start);
                 d = d.with_labels(vec![Label::primary(ids[l.file.as_str()], start..end)]);
             }
             Some(l) => notes.push(format!("in {l}")),

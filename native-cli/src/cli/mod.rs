@@ -1,6 +1,10 @@
 //! The `efmesh` command line: clap definitions and the thin dispatch onto the library.
 
-use crate::{report, Efmesh, Error, RenderOptions};
+pub mod logging;
+pub mod plan_view;
+pub mod report;
+
+use crate::{Efmesh, Error, RenderOptions};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use efmesh_core::{Diagnostic, API_VERSION};
 use serde::Serialize;
@@ -203,7 +207,7 @@ pub enum Command {
     },
     /// Run `efmesh run <env>` unattended: register it in your crontab (replacing the line an
     /// earlier `schedule` wrote), remove it, list it, or print systemd units instead.
-    #[command(after_help = crate::schedule::AFTER_HELP)]
+    #[command(after_help = crate::ops::schedule::AFTER_HELP)]
     Schedule {
         /// The environment the tick runs (optional with --list: then every environment).
         #[arg(required_unless_present = "list")]
@@ -275,15 +279,15 @@ pub enum Command {
 struct ApplyJson<'a> {
     env: &'a str,
     applied: bool,
-    plan: crate::plan_view::PlanJson<'a>,
+    plan: crate::cli::plan_view::PlanJson<'a>,
     built: &'a [String],
-    batches: &'a [crate::apply::BatchDone],
+    batches: &'a [crate::exec::apply::BatchDone],
     promoted: bool,
     statements: u64,
     #[serde(rename = "auditsRun")]
     audits_run: u64,
     #[serde(rename = "auditWarnings")]
-    audit_warnings: &'a [crate::audits::AuditResult],
+    audit_warnings: &'a [crate::exec::audits::AuditResult],
 }
 
 #[derive(Serialize)]
@@ -360,7 +364,7 @@ fn apply_command(
     flags: &PlanFlags,
     json: bool,
     exec: &ExecFlags,
-    logging: crate::logging::Logging,
+    logging: crate::cli::logging::Logging,
 ) -> ExitCode {
     let planned = flags
         .options()
@@ -370,11 +374,11 @@ fn apply_command(
         Err(e) => return fail(e, json),
     };
     // every apply's plan, also one that stops for confirmation
-    crate::metrics::record_plan(&plan);
+    crate::exec::metrics::record_plan(&plan);
     if !json {
         print!(
             "{}",
-            crate::plan_view::render(&plan, flags.explain, stdout_color())
+            crate::cli::plan_view::render(&plan, flags.explain, stdout_color())
         );
     }
     let emit = |applied: bool, out: Option<&crate::ApplyOutcome>| {
@@ -382,7 +386,7 @@ fn apply_command(
             print_json(ApplyJson {
                 env,
                 applied,
-                plan: crate::plan_view::PlanJson::of(&plan),
+                plan: crate::cli::plan_view::PlanJson::of(&plan),
                 built: out.map(|o| &o.built[..]).unwrap_or(&[]),
                 batches: out.map(|o| &o.batches[..]).unwrap_or(&[]),
                 promoted: out.is_some_and(|o| o.promoted),
@@ -422,10 +426,10 @@ fn apply_command(
     };
     // a bar per backfilled model, only for people: never under --json or off a terminal
     let bars = (!json && logging.bars_allowed())
-        .then(|| std::sync::Arc::new(crate::logging::BackfillBars::new()));
+        .then(|| std::sync::Arc::new(crate::cli::logging::BackfillBars::new()));
     let progress = bars
         .clone()
-        .map(|b| crate::apply::ProgressHook(std::sync::Arc::new(move |p| b.update(p))));
+        .map(|b| crate::exec::apply::ProgressHook(std::sync::Arc::new(move |p| b.update(p))));
     let applied = p.apply(
         &plan,
         crate::ApplyOptions {
@@ -530,7 +534,7 @@ fn fail(err: Error, json: bool) -> ExitCode {
         });
     } else {
         if let Some(files) = files {
-            report::print_diagnostics(diags, files, stderr_color());
+            crate::cli::report::print_diagnostics(diags, files, stderr_color());
         }
         eprintln!("error: {err}");
         if let Some(h) = err.help() {
@@ -564,13 +568,13 @@ fn with_metrics(
         } else {
             "error"
         };
-        let done = crate::metrics::Finished {
+        let done = crate::exec::metrics::Finished {
             command,
             env,
             outcome,
             duration: clock.elapsed(),
         };
-        if let Err(e) = crate::metrics::write_file(path, &done) {
+        if let Err(e) = crate::exec::metrics::write_file(path, &done) {
             tracing::warn!(path = %path.display(), error = e.as_str(), "metrics not written");
         }
     }
@@ -582,26 +586,26 @@ fn run_command(
     env: &str,
     exec: &ExecFlags,
     json: bool,
-    logging: crate::logging::Logging,
+    logging: crate::cli::logging::Logging,
 ) -> ExitCode {
     let started = chrono::Utc::now();
     // the same bars as apply: only for people, never under --json or off a terminal
     let bars = (!json && logging.bars_allowed())
-        .then(|| std::sync::Arc::new(crate::logging::BackfillBars::new()));
+        .then(|| std::sync::Arc::new(crate::cli::logging::BackfillBars::new()));
     let progress = bars
         .clone()
-        .map(|b| crate::apply::ProgressHook(std::sync::Arc::new(move |p| b.update(p))));
+        .map(|b| crate::exec::apply::ProgressHook(std::sync::Arc::new(move |p| b.update(p))));
     let (report, error) = match Efmesh::open(dir) {
         Ok(ef) => ef.run(
             env,
-            &crate::run::RunOptions {
+            &crate::ops::run::RunOptions {
                 retries: exec.retries,
                 jobs: exec.jobs.into(),
                 progress,
             },
         ),
         Err(e) => {
-            let report = crate::run::journal_load_failure(dir, env, started, &e);
+            let report = crate::ops::run::journal_load_failure(dir, env, started, &e);
             if !json {
                 // the full diagnostic, with file and line
                 return fail(e, false);
@@ -665,7 +669,7 @@ fn run_command(
     ExitCode::from(code)
 }
 
-fn init_logging(level: LogLevel) -> crate::logging::Logging {
+fn init_logging(level: LogLevel) -> crate::cli::logging::Logging {
     let lvl = match level {
         LogLevel::Error => tracing::Level::ERROR,
         LogLevel::Warn => tracing::Level::WARN,
@@ -673,7 +677,7 @@ fn init_logging(level: LogLevel) -> crate::logging::Logging {
         LogLevel::Debug => tracing::Level::DEBUG,
         LogLevel::Trace => tracing::Level::TRACE,
     };
-    crate::logging::init(lvl)
+    crate::cli::logging::init(lvl)
 }
 
 /// Run the parsed command line and return the process exit code.
@@ -695,7 +699,11 @@ pub fn run(cli: Cli) -> ExitCode {
                         diagnostics: &report.diagnostics,
                     });
                 } else {
-                    report::print_diagnostics(&report.diagnostics, &report.files, stderr_color());
+                    crate::cli::report::print_diagnostics(
+                        &report.diagnostics,
+                        &report.files,
+                        stderr_color(),
+                    );
                     if ok {
                         println!(
                             "ok: {models} models checked, {} warning(s)",
@@ -745,11 +753,11 @@ pub fn run(cli: Cli) -> ExitCode {
             Err(e) => fail(e, json),
             Ok((plan, _)) => {
                 if json {
-                    print_json(crate::plan_view::PlanJson::of(&plan));
+                    print_json(crate::cli::plan_view::PlanJson::of(&plan));
                 } else {
                     print!(
                         "{}",
-                        crate::plan_view::render(&plan, flags.explain, stdout_color())
+                        crate::cli::plan_view::render(&plan, flags.explain, stdout_color())
                     );
                 }
                 ExitCode::SUCCESS
@@ -941,7 +949,7 @@ pub fn run(cli: Cli) -> ExitCode {
         },
         Command::Init { dir: target, json } => {
             let target = target.map(|t| dir.join(t)).unwrap_or(dir.clone());
-            match crate::init::init(&target) {
+            match crate::workspace::init::init(&target) {
                 Err(e) => fail(e, json),
                 Ok(files) => {
                     if json {
@@ -1043,14 +1051,13 @@ fn schedule_command(
     print_systemd: bool,
     json: bool,
 ) -> ExitCode {
-    use crate::schedule;
     let env_of = || env.expect("clap requires <env> without --list");
-    let runs = |e: &schedule::ScheduleEntry| match e.next_runs.as_slice() {
+    let runs = |e: &crate::ops::schedule::ScheduleEntry| match e.next_runs.as_slice() {
         [] => "unknown".to_string(),
         r => r.join(", "),
     };
     if list {
-        return match schedule::list(dir, env) {
+        return match crate::ops::schedule::list(dir, env) {
             Err(e) => fail(e, json),
             Ok(r) if json => {
                 print_json(&r);
@@ -1069,7 +1076,7 @@ fn schedule_command(
         };
     }
     if print_systemd {
-        return match schedule::systemd_units(dir, env_of(), cron) {
+        return match crate::ops::schedule::systemd_units(dir, env_of(), cron) {
             Err(e) => fail(e, json),
             Ok(u) if json => {
                 print_json(&u);
@@ -1082,7 +1089,7 @@ fn schedule_command(
         };
     }
     if remove {
-        return match schedule::remove(dir, env_of()) {
+        return match crate::ops::schedule::remove(dir, env_of()) {
             Err(e) => fail(e, json),
             Ok(r) if json => {
                 print_json(&r);
@@ -1103,7 +1110,7 @@ fn schedule_command(
             }
         };
     }
-    match schedule::schedule(dir, env_of(), cron) {
+    match crate::ops::schedule::schedule(dir, env_of(), cron) {
         Err(e) => fail(e, json),
         Ok(r) if json => {
             print_json(&r);

@@ -173,7 +173,7 @@ impl std::fmt::Display for CompactReport {
 pub type Hook<'a> = dyn FnMut(&Path) + 'a;
 
 impl Efmesh {
-    /// Compact the files of the models with a `maintenance` policy (see [`crate::compact`]).
+    /// Compact the files of the models with a `maintenance` policy (see [`crate::ops::compact`]).
     pub fn compact(&self, opts: &CompactOptions) -> Result<CompactReport, Error> {
         compact(&self.root, &self.project, opts, &mut |_| {})
     }
@@ -195,7 +195,7 @@ pub fn compact(
     opts: &CompactOptions,
     hook: &mut Hook<'_>,
 ) -> Result<CompactReport, Error> {
-    let now = opts.now.unwrap_or_else(crate::clock::now).naive_utc();
+    let now = opts.now.unwrap_or_else(crate::util::clock::now).naive_utc();
     let models = select(project, &opts.models)?;
     let mut engine: Option<DuckDbEngine> = None;
     let mut partitions = vec![];

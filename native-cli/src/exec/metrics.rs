@@ -187,6 +187,6 @@ pub fn write_file(path: &Path, done: &Finished) -> Result<(), String> {
         .with_label_values(&[done.command, done.env, done.outcome])
         .set(now);
     let text = m.encode();
-    crate::atomic_file::write(path, text.as_bytes())
+    crate::util::atomic_file::write(path, text.as_bytes())
         .map_err(|(_, e)| format!("could not write metrics to `{}`: {e}", path.display()))
 }

@@ -7,7 +7,7 @@
 //! interleave, and every tick, whatever its end, is written to the runs journal so `efmesh
 //! status` can tell "awaiting a human" from "lock held" from "broken".
 
-use crate::apply::{ApplyOptions, BatchDone};
+use crate::exec::apply::{ApplyOptions, BatchDone};
 use crate::state::{LockInfo, Outcome, RunRecord, StateStore};
 use crate::{Efmesh, Error};
 use chrono::{DateTime, Utc};
@@ -22,7 +22,7 @@ pub struct RunOptions {
     /// How many models may build at once (see `ApplyOptions::jobs`).
     pub jobs: usize,
     /// Told how far each backfill is (the CLI's progress bar).
-    pub progress: Option<crate::apply::ProgressHook>,
+    pub progress: Option<crate::exec::apply::ProgressHook>,
 }
 
 /// What one model's work in a tick was.
@@ -209,7 +209,7 @@ fn tick(
         Ok(p) => p,
         Err(e) => return fail(report, e),
     };
-    crate::metrics::record_plan(&plan);
+    crate::exec::metrics::record_plan(&plan);
     let blockers: Vec<Blocker> = plan
         .actions
         .iter()
@@ -280,7 +280,7 @@ fn tick(
 /// unset, as in SQLMesh) has fired since their physics was last built.
 fn full_models_due(ef: &Efmesh, plan: &efmesh_core::plan::Plan) -> Result<Vec<String>, Error> {
     let project = ef.project_for(&plan.env)?;
-    let now = crate::clock::now();
+    let now = crate::util::clock::now();
     let candidates: Vec<(&str, &str, &str, Option<chrono::NaiveDateTime>)> = plan
         .actions
         .iter()
@@ -311,7 +311,7 @@ fn full_models_due(ef: &Efmesh, plan: &efmesh_core::plan::Plan) -> Result<Vec<St
                 continue;
             }
         }
-        let expr = match crate::schedule::CronExpr::parse(cron) {
+        let expr = match crate::ops::schedule::CronExpr::parse(cron) {
             Ok(e) => e,
             Err(e) => {
                 tracing::warn!(model, cron, error = %e, "cannot read the model's cron; it is not refreshed on a schedule");

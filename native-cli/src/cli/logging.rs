@@ -311,7 +311,7 @@ impl BackfillBars {
     }
 
     /// Move (or start, or finish and remove) the bar of `p.model`.
-    pub fn update(&self, p: crate::apply::BatchProgress<'_>) {
+    pub fn update(&self, p: crate::exec::apply::BatchProgress<'_>) {
         if p.total < 2 {
             return;
         }

@@ -6,8 +6,8 @@
 //! about each batch as it was rendered, which an after-the-fact look cannot check: a clean run
 //! must not read as full coverage.
 
-use crate::audits::{self, AuditResult, AuditStatus};
 use crate::engine::Engine;
+use crate::exec::audits::{self, AuditResult, AuditStatus};
 use crate::state::StateStore;
 use crate::Error;
 use efmesh_core::audit::query::{resolve, Scope};

@@ -117,7 +117,7 @@ pub fn remember(root: &Path, config_text: &str, sources: &ProjectSources, projec
     }
     let write = || -> std::io::Result<()> {
         std::fs::create_dir_all(path.parent().expect("cache path has a parent"))?;
-        crate::atomic_file::write(
+        crate::util::atomic_file::write(
             &path,
             &serde_json::to_vec(&cache).expect("cache serializes"),
         )

@@ -5,9 +5,9 @@
 //! A build that fails or is killed leaves the physics already built (and recorded) in place,
 //! and the next apply reuses it.
 
-use crate::audits::{self, AuditResult, AuditStatus};
 use crate::engine::{Engine, EngineError};
-use crate::lake_apply::{is_parquet, LakeContext};
+use crate::exec::audits::{self, AuditResult, AuditStatus};
+use crate::lake::publish::{is_parquet, LakeContext};
 use crate::state::{JournalEntry, StateStore};
 use crate::Error;
 use chrono::{DateTime, NaiveDateTime, Utc};
@@ -44,7 +44,7 @@ pub(crate) struct BatchContext<'a> {
     lake: &'a LakeContext<'a>,
     env: &'a str,
     progress: Option<&'a ProgressHook>,
-    fence: Option<&'a crate::env_lock::Fence>,
+    fence: Option<&'a crate::ops::lock::Fence>,
 }
 
 impl BatchContext<'_> {
@@ -488,7 +488,7 @@ fn run_batch(
                 }
                 if !defer {
                     state.mark_done(pfp, b)?;
-                    crate::metrics::global()
+                    crate::exec::metrics::global()
                         .intervals_done
                         .with_label_values(&[a.model.as_str(), cx.env])
                         .inc_by(b.intervals(unit).max(0) as u64);
@@ -520,7 +520,7 @@ fn run_batch(
             }
             Err(WriteError::Engine(err)) => {
                 state.mark_failed(pfp, b)?;
-                crate::metrics::global()
+                crate::exec::metrics::global()
                     .intervals_failed
                     .with_label_values(&[a.model.as_str(), cx.env])
                     .inc_by(b.intervals(unit).max(0) as u64);
@@ -653,7 +653,7 @@ pub(crate) fn build_model(
     let _model = tracing::debug_span!("model", model = a.model.as_str()).entered();
     let model_clock = Instant::now();
     let labels = [a.model.as_str(), plan.env.as_str()];
-    let metrics = crate::metrics::global();
+    let metrics = crate::exec::metrics::global();
     let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
     let physical = &names[&a.model];
     let m = &project.models[i];
@@ -680,7 +680,7 @@ pub(crate) fn build_model(
         failures,
     };
     if a.build {
-        crate::seeds::check_values(project, i, engine)?;
+        crate::exec::seeds::check_values(project, i, engine)?;
         let sql = build_statement(project, i, physical, names, now, engine.dialect())?;
         let started = Instant::now();
         tracing::info!(
@@ -824,7 +824,7 @@ pub struct ApplyOptions {
     pub lake: Option<std::path::PathBuf>,
     /// The environment lock this apply runs under; checked before every write. `Efmesh::apply`
     /// takes the lock itself when this is `None`.
-    pub fence: Option<crate::env_lock::Fence>,
+    pub fence: Option<crate::ops::lock::Fence>,
     /// How many models may build at once (`--jobs`); 0 and 1 build one at a time. A model
     /// starts when its ancestors in the plan are done, on its own engine connection.
     pub jobs: usize,
@@ -1074,7 +1074,7 @@ pub fn apply_plan(
     engine: &mut dyn Engine,
     opts: &ApplyOptions,
 ) -> Result<ApplyOutcome, Error> {
-    let now = opts.now.unwrap_or_else(crate::clock::now);
+    let now = opts.now.unwrap_or_else(crate::util::clock::now);
     check_capabilities(project, plan, engine)?;
     let start_statements = engine.statements_issued();
     state.record_snapshots(&plan.new_snapshots)?;
@@ -1146,7 +1146,7 @@ pub fn apply_plan(
         .filter(|a| a.build || !a.batches.is_empty())
         .collect();
     let results = if opts.jobs > 1 && work.len() > 1 {
-        crate::apply_dag::run_parallel(&cx, plan, &work, now, opts.jobs, engine, state)?
+        crate::exec::dag::run_parallel(&cx, plan, &work, now, opts.jobs, engine, state)?
     } else {
         let mut results = vec![];
         for a in &work {
@@ -1320,7 +1320,7 @@ mod tests {
                 snapshots: &snaps,
                 built: &built,
                 ledgers: &ledgers,
-                now: crate::clock::now().naive_utc(),
+                now: crate::util::clock::now().naive_utc(),
             },
             &Default::default(),
         )

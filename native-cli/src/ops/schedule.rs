@@ -144,7 +144,7 @@ impl CronExpr {
         }
         // e.g. `0 0 30 2 *`: cron accepts it and never runs it
         if cron
-            .find_next_occurrence(&crate::clock::now(), false)
+            .find_next_occurrence(&crate::util::clock::now(), false)
             .is_err()
         {
             return Err(bad("it matches no date: it would never run".into()));
@@ -680,7 +680,7 @@ fn exit_message(status: &std::process::ExitStatus, stderr: &str) -> String {
 }
 
 fn now_local() -> DateTime<Local> {
-    crate::clock::now().with_timezone(&Local)
+    crate::util::clock::now().with_timezone(&Local)
 }
 
 /// The path of the running efmesh, which the scheduled command calls.

@@ -147,7 +147,7 @@ pub fn run(engine: &mut dyn Engine, q: &AuditQuery, target: &Target) -> Result<A
         _ if q.blocking => "failed",
         _ => "warned",
     };
-    crate::metrics::global()
+    crate::exec::metrics::global()
         .audits
         .with_label_values(&[target.model, target.env, result_label])
         .inc();

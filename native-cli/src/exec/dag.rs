@@ -6,8 +6,8 @@
 //! only its descendants: the rest of the DAG completes, and every failure is reported at the
 //! end. Nothing is promoted then, exactly as when one model fails in a sequential apply.
 
-use crate::apply::{build_model, BatchContext, ModelDone};
 use crate::engine::Engine;
+use crate::exec::apply::{build_model, BatchContext, ModelDone};
 use crate::state::StateStore;
 use crate::Error;
 use chrono::{DateTime, Utc};

@@ -44,7 +44,8 @@ pub fn init(dir: &Path) -> Result<Vec<String>, Error> {
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         }
-        crate::atomic_file::write(&p, text.as_bytes()).map_err(|(path, e)| Error::io(&path, e))?;
+        crate::util::atomic_file::write(&p, text.as_bytes())
+            .map_err(|(path, e)| Error::io(&path, e))?;
         written.push(rel.to_string());
     }
     Ok(written)

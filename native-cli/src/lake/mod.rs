@@ -13,6 +13,8 @@
 //! any step leaves the previous manifest naming files that still exist; the next run recomputes
 //! the interval and removes whatever the killed run left behind.
 
+pub mod publish;
+
 use crate::engine::Engine;
 use crate::Error;
 use chrono::NaiveDateTime;
@@ -231,7 +233,7 @@ pub fn sweep(dir: &VersionDir, prefix: &str, keep: &FileSet) -> Result<(), Error
 pub fn write_manifest(dir: &VersionDir, manifest: &Manifest) -> Result<(), Error> {
     std::fs::create_dir_all(&dir.path).map_err(|e| Error::io(&dir.path, e))?;
     let text = serde_json::to_string_pretty(manifest).expect("manifests serialize");
-    crate::atomic_file::write(&dir.path.join(MANIFEST_FILE), text.as_bytes())
+    crate::util::atomic_file::write(&dir.path.join(MANIFEST_FILE), text.as_bytes())
         .map_err(|(path, e)| Error::io(&path, e))
 }
 

@@ -1,0 +1,11 @@
+//! Operations on an environment beyond plan and apply.
+
+pub mod audit;
+pub mod compact;
+pub mod janitor;
+pub mod lock;
+pub mod passport;
+pub mod restate;
+pub mod run;
+pub mod schedule;
+pub mod status;

@@ -1,0 +1,4 @@
+//! Small helpers every layer uses.
+
+pub mod atomic_file;
+pub mod clock;

@@ -1,0 +1,5 @@
+//! The project on disk.
+
+pub mod discover;
+pub mod init;
+pub mod plan_cache;
