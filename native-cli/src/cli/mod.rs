@@ -873,7 +873,6 @@ pub fn run(cli: Cli) -> ExitCode {
                 ttl_days: ttl,
                 dry_run,
                 now: None,
-                lake: None,
             };
             match Efmesh::open(&dir).and_then(|p| p.janitor(opts)) {
                 Err(e) => fail(e, json),

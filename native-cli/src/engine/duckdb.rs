@@ -1,8 +1,36 @@
 //! DuckDB, the default engine: a database file next to the project (or `:memory:`).
 
-use super::{Engine, EngineError, EngineFeature, Rows};
+use super::{Engine, EngineError, EngineFactory, EngineFeature, Rows, SqlDialect};
 use efmesh_core::config::EngineConfig;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Opens the project's DuckDB database (a file relative to the project root, or `:memory:`)
+/// with its `[engine]` extensions and settings.
+#[derive(Debug, Clone)]
+pub struct DuckDbFactory {
+    /// The project root: relative database and file paths resolve against it.
+    pub root: PathBuf,
+    /// The database, as configured.
+    pub path: String,
+    /// Extensions and settings.
+    pub config: EngineConfig,
+}
+
+impl EngineFactory for DuckDbFactory {
+    fn name(&self) -> &'static str {
+        "DuckDB"
+    }
+    fn dialect(&self) -> &'static dyn SqlDialect {
+        &efmesh_core::sql::dialect::DuckDb
+    }
+    fn open(&self) -> Result<Box<dyn Engine + Send>, EngineError> {
+        Ok(Box::new(DuckDbEngine::open(
+            &self.root,
+            &self.path,
+            &self.config,
+        )?))
+    }
+}
 
 /// A DuckDB connection with the project's settings applied.
 pub struct DuckDbEngine {

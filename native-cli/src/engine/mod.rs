@@ -79,6 +79,19 @@ impl Rows {
 
 pub use efmesh_core::sql::dialect::{RelationKind, SqlDialect};
 
+/// Opens connections to one configured engine: what the composition root
+/// (`workspace::backends`) hands the library, so nothing above `engine/` names a concrete
+/// engine. A new engine is a new file with an `Engine` and an `EngineFactory`, plus one line
+/// there, and it runs the shared conformance suite (`tests/engine_conformance.rs`).
+pub trait EngineFactory: Send + Sync {
+    /// The engine's name, for messages.
+    fn name(&self) -> &'static str;
+    /// How it spells statements (known without connecting).
+    fn dialect(&self) -> &'static dyn SqlDialect;
+    /// A new connection, set up as the project configures it.
+    fn open(&self) -> Result<Box<dyn Engine + Send>, EngineError>;
+}
+
 /// A database efmesh materializes into.
 pub trait Engine {
     /// The engine's name for messages.

@@ -819,9 +819,6 @@ pub struct ApplyOptions {
     /// How often a failed batch write is retried (exponential backoff) before it is marked
     /// failed.
     pub retries: u32,
-    /// The lake folder (absolute) for models with `target parquet`; `[lake] path` resolved
-    /// against the project root.
-    pub lake: Option<std::path::PathBuf>,
     /// The environment lock this apply runs under; checked before every write. `Efmesh::apply`
     /// takes the lock itself when this is `None`.
     pub fence: Option<crate::ops::lock::Fence>,
@@ -1067,11 +1064,13 @@ fn check_capabilities(project: &Project, plan: &Plan, engine: &dyn Engine) -> Re
 }
 
 /// Build what `plan` needs and promote it into its environment.
+/// `lake` is where `target parquet` versions are published (`[lake] path`).
 pub fn apply_plan(
     project: &Project,
     plan: &Plan,
     state: &mut dyn StateStore,
     engine: &mut dyn Engine,
+    lake: Option<std::sync::Arc<dyn crate::lake::store::LakeStore>>,
     opts: &ApplyOptions,
 ) -> Result<ApplyOutcome, Error> {
     let now = opts.now.unwrap_or_else(crate::util::clock::now);
@@ -1095,7 +1094,7 @@ pub fn apply_plan(
         project,
         names: &names,
         pfps: &pfps,
-        lake: opts.lake.clone(),
+        lake,
         now,
         redacted: project
             .config

@@ -6,14 +6,19 @@
 //! (`data-<sha256:8>.parquet`), so a name always means the same bytes and caches may keep them
 //! forever.
 //!
-//! Publishing is ordered so a reader never sees a partial state: write under a dot-prefixed
-//! temporary name, rename into place, point the engine's physical view at the new file set,
-//! write the manifest (itself through a temporary name and a rename), and only then remove the
-//! files that were replaced. The caller marks intervals done after that. A process killed at
+//! Publishing is ordered so a reader never sees a partial state: write a scratch file, publish
+//! it under its content address, point the engine's physical view at the new file set, write
+//! the manifest (atomically), and only then remove the files that were replaced. The caller marks intervals done after that. A process killed at
 //! any step leaves the previous manifest naming files that still exist; the next run recomputes
 //! the interval and removes whatever the killed run left behind.
 
+//!
+//! Storage goes through [`store::LakeStore`] (`local.rs`: a folder); this module and
+//! `publish.rs` never touch a file system themselves.
+
+pub mod local;
 pub mod publish;
+pub mod store;
 
 use crate::engine::Engine;
 use crate::Error;
@@ -26,38 +31,60 @@ use efmesh_core::passport::Effective;
 use efmesh_core::sql::dialect::FileSql;
 use efmesh_core::types::TypeFamily;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use store::{join, LakeStore, Scratch};
 
 /// Where one version of one model lives in the lake.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct VersionDir {
-    /// `<lake>/<schema>/<table>/fp=<fp8>`, absolute.
-    pub path: PathBuf,
+    /// The store holding it.
+    pub store: Arc<dyn LakeStore>,
+    /// `<schema>/<table>/fp=<fp8>`, relative to the store's root.
+    pub key: String,
+}
+
+impl std::fmt::Debug for VersionDir {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.url())
+    }
 }
 
 impl VersionDir {
-    /// The folder of `model`'s version with physical fingerprint `pfp` under `lake`.
-    pub fn new(lake: &Path, model: &str, pfp: &str) -> VersionDir {
+    /// The folder of `model`'s version with physical fingerprint `pfp` in `store`.
+    pub fn new(store: Arc<dyn LakeStore>, model: &str, pfp: &str) -> VersionDir {
         let (schema, table) = model.split_once('.').unwrap_or(("main", model));
         VersionDir {
-            path: lake
-                .join(schema)
-                .join(table)
-                .join(format!("fp={}", efmesh_core::naming::fp8(pfp))),
+            store,
+            key: format!("{schema}/{table}/fp={}", efmesh_core::naming::fp8(pfp)),
         }
+    }
+
+    /// Where it is, for messages and the janitor's report.
+    pub fn url(&self) -> String {
+        self.store.url(&self.key)
+    }
+
+    /// The key of `rel` (a path relative to the version folder).
+    pub fn file(&self, rel: &str) -> String {
+        join(&self.key, rel)
+    }
+
+    /// Whether anything of the version is stored.
+    pub fn exists(&self) -> bool {
+        self.store.exists(&self.key)
     }
 
     /// The published manifest, if any. A manifest that cannot be read is an error naming it.
     pub fn manifest(&self) -> Result<Option<Manifest>, Error> {
-        let p = self.path.join(MANIFEST_FILE);
-        match std::fs::read_to_string(&p) {
-            Ok(text) => Manifest::parse(&text).map(Some).map_err(|e| Error::Io {
-                path: p,
-                message: format!("{e}; delete it and re-apply to republish"),
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(Error::io(&p, e)),
-        }
+        let key = self.file(MANIFEST_FILE);
+        let Some(bytes) = self.store.read(&key)? else {
+            return Ok(None);
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        Manifest::parse(&text).map(Some).map_err(|e| Error::Io {
+            path: self.store.url(&key).into(),
+            message: format!("{e}; delete it and re-apply to republish"),
+        })
     }
 
     /// The folder name of the partition holding interval `start`.
@@ -66,81 +93,38 @@ impl VersionDir {
     }
 }
 
-/// The prefix of temporary data files; with [`TMP_SUFFIX`], a name no `*.parquet` glob
-/// matches, so readers of a folder never pick up a half-written file.
-pub const TMP_PREFIX: &str = ".data-";
-/// The suffix of temporary data files.
-pub const TMP_SUFFIX: &str = ".parquet.tmp";
-
-/// A fresh temporary file name in `dir` (process id and clock, so concurrent writers differ).
-pub fn temp_path(dir: &Path) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    dir.join(format!(
-        "{TMP_PREFIX}{}-{nanos}{TMP_SUFFIX}",
-        std::process::id()
-    ))
-}
-
-/// The content address of a data file: a name that always means the same bytes.
-pub fn content_name(bytes: &[u8]) -> String {
-    format!(
-        "data-{}.parquet",
-        &efmesh_core::fingerprint::content_hash(bytes)[..8]
-    )
-}
-
-/// Make a directory's entries (a rename, deletions) durable.
-pub fn sync_dir(dir: &Path) -> Result<(), Error> {
-    #[cfg(unix)]
-    {
-        std::fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| Error::io(dir, e))?;
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
-    Ok(())
-}
-
-/// A staged file: written by the engine under a temporary name, not yet in place.
+/// A staged file: written by the engine to a scratch file, not yet published.
 pub struct Staged {
-    /// The temporary file.
-    pub tmp: PathBuf,
+    store: Arc<dyn LakeStore>,
+    scratch: Scratch,
 }
 
 impl Staged {
-    /// Write `select` to a temporary file in `dir`.
+    /// Write `select` to a scratch file for folder `sub` ("" for the version folder itself)
+    /// of `dir`.
     pub fn write(
         engine: &mut dyn Engine,
-        dir: &Path,
+        dir: &VersionDir,
+        sub: &str,
         select: &str,
         context: &str,
     ) -> Result<Staged, Error> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let tmp = temp_path(dir);
-        let copy = parquet_sql(engine)?.copy_to_parquet(select, &tmp.display().to_string());
-        engine.execute(context, &copy)?;
-        Ok(Staged { tmp })
+        let scratch = dir.store.scratch(&dir.file(sub))?;
+        let copy =
+            parquet_sql(engine)?.copy_to_parquet(select, &scratch.path.display().to_string());
+        if let Err(e) = engine.execute(context, &copy) {
+            dir.store.discard(scratch);
+            return Err(e.into());
+        }
+        Ok(Staged {
+            store: dir.store.clone(),
+            scratch,
+        })
     }
 
-    /// Rename it into place under its content address, durably.
+    /// Publish it under its content address, durably: its file name and size.
     pub fn publish(self) -> Result<(String, u64), Error> {
-        let io = |p: &Path| {
-            let p = p.to_path_buf();
-            move |e| Error::io(&p, e)
-        };
-        let bytes = std::fs::read(&self.tmp).map_err(io(&self.tmp))?;
-        let name = content_name(&bytes);
-        let dest = self.tmp.with_file_name(&name);
-        std::fs::File::open(&self.tmp)
-            .and_then(|f| f.sync_all())
-            .map_err(io(&self.tmp))?;
-        std::fs::rename(&self.tmp, &dest).map_err(io(&dest))?;
-        sync_dir(dest.parent().unwrap_or(Path::new(".")))?;
-        Ok((name, bytes.len() as u64))
+        self.store.publish(self.scratch)
     }
 }
 
@@ -158,7 +142,7 @@ impl FileSet {
         if let Some(m) = dir.manifest()? {
             for f in m.files {
                 // a manifest never names a missing file; a file deleted by hand is dropped
-                if dir.path.join(&f.path).exists() {
+                if dir.store.exists(&dir.file(&f.path)) {
                     out.files.insert(f.path.clone(), f);
                 }
             }
@@ -185,7 +169,7 @@ impl FileSet {
         let paths: Vec<String> = self
             .files
             .keys()
-            .map(|p| dir.path.join(p).display().to_string())
+            .map(|p| dir.store.url(&dir.file(p)))
             .collect();
         Some(format!("SELECT * FROM {}", files.read_parquet(&paths)))
     }
@@ -203,38 +187,24 @@ pub fn parquet_sql(engine: &dyn Engine) -> Result<&'static dyn FileSql, Error> {
 }
 
 /// Remove files of a partition that the published set no longer names: the replaced files,
-/// and whatever a killed run left behind (temporary files, files renamed in but never
-/// published). Only ever called after the new manifest is in place.
+/// and whatever a killed run left behind (scratch files, files published but never named by a
+/// manifest). Only ever called after the new manifest is in place.
 pub fn sweep(dir: &VersionDir, prefix: &str, keep: &FileSet) -> Result<(), Error> {
-    let folder = if prefix.is_empty() {
-        dir.path.clone()
-    } else {
-        dir.path.join(prefix)
-    };
-    let Ok(entries) = std::fs::read_dir(&folder) else {
-        return Ok(());
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().to_string();
-        let rel = if prefix.is_empty() {
-            name.clone()
-        } else {
-            format!("{prefix}/{name}")
-        };
-        let is_data = name.ends_with(".parquet") || name.ends_with(TMP_SUFFIX);
-        if e.path().is_file() && is_data && !keep.files.contains_key(&rel) {
-            std::fs::remove_file(e.path()).map_err(|err| Error::io(&e.path(), err))?;
+    for e in dir.store.list(&dir.file(prefix))? {
+        let name = e.key.rsplit('/').next().unwrap_or_default();
+        let rel = join(prefix, name);
+        let is_data = name.ends_with(".parquet") || local::is_scratch(name);
+        if is_data && !keep.files.contains_key(&rel) {
+            dir.store.delete(&e.key)?;
         }
     }
     Ok(())
 }
 
-/// Write `manifest` beside the version's files through a temporary name and a rename.
+/// Write `manifest` beside the version's files, atomically.
 pub fn write_manifest(dir: &VersionDir, manifest: &Manifest) -> Result<(), Error> {
-    std::fs::create_dir_all(&dir.path).map_err(|e| Error::io(&dir.path, e))?;
     let text = serde_json::to_string_pretty(manifest).expect("manifests serialize");
-    crate::util::atomic_file::write(&dir.path.join(MANIFEST_FILE), text.as_bytes())
-        .map_err(|(path, e)| Error::io(&path, e))
+    dir.store.write(&dir.file(MANIFEST_FILE), text.as_bytes())
 }
 
 /// Everything a manifest says besides the file set.

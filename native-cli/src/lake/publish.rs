@@ -7,6 +7,7 @@
 //! lake through the same names as any other model.
 
 use crate::engine::{Engine, RelationKind};
+use crate::lake::store::LakeStore;
 use crate::lake::{self, FileSet, Staged, VersionDir};
 use crate::state::StateStore;
 use crate::Error;
@@ -16,7 +17,7 @@ use efmesh_core::manifest::{ManifestFile, ManifestInterval};
 use efmesh_core::model::Target;
 use efmesh_core::project::Project;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::sync::Arc;
 
 /// What the parquet steps of one apply share.
 pub struct LakeContext<'a> {
@@ -26,8 +27,8 @@ pub struct LakeContext<'a> {
     pub names: &'a HashMap<String, String>,
     /// Model → physical fingerprint, as the plan pins it.
     pub pfps: &'a HashMap<String, String>,
-    /// The lake folder (absolute), when `[lake] path` is configured.
-    pub lake: Option<PathBuf>,
+    /// The lake, when `[lake] path` is configured.
+    pub lake: Option<Arc<dyn LakeStore>>,
     /// When the apply runs.
     pub now: DateTime<Utc>,
     /// Whether the environment builds redacted physics (`[environments.<env>] redacted`).
@@ -58,7 +59,7 @@ impl LakeContext<'_> {
             .get(&m.name)
             .map(String::as_str)
             .unwrap_or_default();
-        Ok(VersionDir::new(lake, &m.name, pfp))
+        Ok(VersionDir::new(lake.clone(), &m.name, pfp))
     }
 
     /// Point the engine's physical view at `files` (or at an empty relation shaped like
@@ -158,7 +159,8 @@ impl LakeContext<'_> {
         let dir = self.dir(i)?;
         let staged = Staged::write(
             engine,
-            &dir.path,
+            &dir,
+            "",
             &format!("SELECT * FROM {stage}"),
             &format!("writing {}", m.name),
         )?;
@@ -247,7 +249,8 @@ impl LakeContext<'_> {
             } else {
                 let staged = Staged::write(
                     engine,
-                    &dir.path.join(&part),
+                    &dir,
+                    &part,
                     &format!("SELECT * FROM {stage} WHERE {filter}"),
                     &format!("writing {} for {r}", m.name),
                 )?;

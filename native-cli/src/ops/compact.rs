@@ -26,7 +26,7 @@
 
 use crate::engine::duckdb::DuckDbEngine;
 use crate::engine::Engine;
-use crate::lake::{TMP_PREFIX, TMP_SUFFIX};
+use crate::lake::local::{TMP_PREFIX, TMP_SUFFIX};
 use crate::{Efmesh, Error};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use efmesh_core::model::maintenance::{self, LeftAlone, Maintenance};
@@ -175,7 +175,7 @@ pub type Hook<'a> = dyn FnMut(&Path) + 'a;
 impl Efmesh {
     /// Compact the files of the models with a `maintenance` policy (see [`crate::ops::compact`]).
     pub fn compact(&self, opts: &CompactOptions) -> Result<CompactReport, Error> {
-        compact(&self.root, &self.project, opts, &mut |_| {})
+        compact(self.root(), self.project(), opts, &mut |_| {})
     }
 
     /// [`Efmesh::compact`], calling `hook` between the merge and the deletions of each partition.
@@ -184,7 +184,7 @@ impl Efmesh {
         opts: &CompactOptions,
         hook: &mut Hook<'_>,
     ) -> Result<CompactReport, Error> {
-        compact(&self.root, &self.project, opts, hook)
+        compact(self.root(), self.project(), opts, hook)
     }
 }
 
@@ -551,7 +551,7 @@ impl ModelRun<'_> {
             return Ok(r);
         }
         remove_stale_tmps(dir);
-        let tmp = crate::lake::temp_path(dir);
+        let tmp = crate::lake::local::temp_path(dir);
         let written = self.merge(&source, &key, &tmp);
         let merged_rows = match written {
             Ok(r) => r,
@@ -584,7 +584,7 @@ impl ModelRun<'_> {
                 }
             }
         }
-        crate::lake::sync_dir(dir)?;
+        crate::lake::local::sync_dir(dir)?;
         let mut r = self.report(dir, n, Action::Compacted, what("merged"));
         (r.files_after, r.rows_before, r.rows_after, r.file) =
             (1, Some(rows), Some(merged_rows), Some(name));
@@ -652,7 +652,7 @@ fn publish(tmp: &Path, mtime: SystemTime, listed: &[Listed]) -> Result<String, E
         move |e| Error::io(p, e)
     }
     let bytes = std::fs::read(tmp).map_err(io(tmp))?;
-    let name = crate::lake::content_name(&bytes);
+    let name = crate::lake::store::content_name(&bytes);
     let dest = tmp.with_file_name(&name);
     if dest.exists() && !listed.iter().any(|f| f.path == dest) {
         // the same address must mean the same bytes; a different file is never overwritten
@@ -672,7 +672,7 @@ fn publish(tmp: &Path, mtime: SystemTime, listed: &[Listed]) -> Result<String, E
     f.sync_all().map_err(io(tmp))?;
     drop(f);
     std::fs::rename(tmp, &dest).map_err(io(&dest))?;
-    crate::lake::sync_dir(dest.parent().unwrap_or(Path::new(".")))?;
+    crate::lake::local::sync_dir(dest.parent().unwrap_or(Path::new(".")))?;
     Ok(name)
 }
 

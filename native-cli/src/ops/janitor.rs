@@ -4,13 +4,14 @@
 //! and an apply that re-references the physics, can never drop live physics.
 
 use crate::engine::Engine;
+use crate::lake::store::LakeStore;
 use crate::lake::VersionDir;
 use crate::state::StateStore;
 use crate::Error;
 use chrono::{DateTime, Utc};
 use efmesh_core::naming;
 use serde::Serialize;
-use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Options for a janitor run.
 #[derive(Debug, Clone)]
@@ -21,9 +22,6 @@ pub struct JanitorOptions {
     pub dry_run: bool,
     /// "Now" (defaults to the clock).
     pub now: Option<DateTime<Utc>>,
-    /// The lake folder (absolute), so a dropped parquet version's files go with it.
-    /// `Efmesh::janitor` fills it from `[lake] path`.
-    pub lake: Option<PathBuf>,
 }
 
 impl Default for JanitorOptions {
@@ -32,7 +30,6 @@ impl Default for JanitorOptions {
             ttl_days: 7.0,
             dry_run: false,
             now: None,
-            lake: None,
         }
     }
 }
@@ -64,10 +61,11 @@ pub struct JanitorReport {
     pub dry_run: bool,
 }
 
-/// Run the janitor.
+/// Run the janitor; `lake` is where parquet versions' files are (`[lake] path`).
 pub fn run(
     state: &mut dyn StateStore,
     engine: &mut dyn Engine,
+    lake: Option<Arc<dyn LakeStore>>,
     opts: &JanitorOptions,
 ) -> Result<JanitorReport, Error> {
     let now = opts.now.unwrap_or_else(Utc::now);
@@ -80,16 +78,15 @@ pub fn run(
     };
     for p in state.orphans(cutoff)? {
         let (schema, table) = naming::physical_name(&p.model, &p.physical_fingerprint);
-        let folder = opts
-            .lake
-            .as_deref()
-            .map(|l| VersionDir::new(l, &p.model, &p.physical_fingerprint))
-            .filter(|d| d.path.exists());
+        let folder = lake
+            .as_ref()
+            .map(|l| VersionDir::new(l.clone(), &p.model, &p.physical_fingerprint))
+            .filter(|d| d.exists());
         let item = Collected {
             model: p.model.clone(),
             table: format!("{schema}.{table}"),
             orphaned_at: p.orphaned_at.map(|t| t.to_rfc3339()),
-            files: folder.as_ref().map(|d| d.path.display().to_string()),
+            files: folder.as_ref().map(VersionDir::url),
         };
         if opts.dry_run {
             report.dropped.push(item);
@@ -143,7 +140,7 @@ fn remove_version_files(dir: &VersionDir, physical_fingerprint: &str) -> Result<
     if let Some(m) = dir.manifest()? {
         if m.fingerprint != physical_fingerprint {
             tracing::warn!(
-                folder = %dir.path.display(),
+                folder = dir.url().as_str(),
                 manifest = m.fingerprint.as_str(),
                 dropped = physical_fingerprint,
                 "the lake folder belongs to another version; left in place"
@@ -151,13 +148,5 @@ fn remove_version_files(dir: &VersionDir, physical_fingerprint: &str) -> Result<
             return Ok(());
         }
     }
-    match std::fs::remove_dir_all(&dir.path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(Error::io(&dir.path, e)),
-    }
-    if let Some(parent) = dir.path.parent() {
-        crate::lake::sync_dir(parent)?;
-    }
-    Ok(())
+    dir.store.delete_dir(&dir.key)
 }

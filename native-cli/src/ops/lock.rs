@@ -8,10 +8,9 @@
 //! next write instead of writing behind the new owner. A holder killed with SIGKILL simply
 //! stops renewing; its lock is reclaimed when the ttl expires.
 
-use crate::state::{sqlite::SqliteState, LockAttempt, LockInfo, StateStore};
+use crate::state::{LockAttempt, LockInfo, StateBackend};
 use crate::Error;
 use chrono::Utc;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -81,22 +80,26 @@ impl std::fmt::Debug for Fence {
 /// A held environment lock; released when dropped.
 pub struct EnvLock {
     fence: Fence,
-    state_path: PathBuf,
+    state: Arc<dyn StateBackend>,
     heartbeat: Option<std::thread::JoinHandle<()>>,
 }
 
 impl EnvLock {
-    /// Take `env`'s lock in the store at `state_path`, or fail with [`Error::LockHeld`] naming
-    /// the live holder.
-    pub fn acquire(state_path: PathBuf, env: &str) -> Result<EnvLock, Error> {
-        Self::acquire_for(state_path, env, ttl())
+    /// Take `env`'s lock in `state`, or fail with [`Error::LockHeld`] naming the live holder.
+    /// The heartbeat and the release use connections of their own.
+    pub fn acquire(state: Arc<dyn StateBackend>, env: &str) -> Result<EnvLock, Error> {
+        Self::acquire_for(state, env, ttl())
     }
 
     /// [`EnvLock::acquire`] with an explicit lease length.
-    pub fn acquire_for(state_path: PathBuf, env: &str, ttl: Duration) -> Result<EnvLock, Error> {
+    pub fn acquire_for(
+        backend: Arc<dyn StateBackend>,
+        env: &str,
+        ttl: Duration,
+    ) -> Result<EnvLock, Error> {
         let chrono_ttl = chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::seconds(120));
         let holder = holder_id();
-        let mut state = SqliteState::open(&state_path)?;
+        let mut state = backend.open()?;
         let info = match state.acquire_lock(env, &holder, Utc::now(), chrono_ttl)? {
             LockAttempt::Acquired(info) => info,
             LockAttempt::Held(lock) => return Err(Error::LockHeld { lock }),
@@ -118,14 +121,14 @@ impl EnvLock {
             shared: shared.clone(),
             info: info.clone(),
         };
-        let path = state_path.clone();
+        let beat = backend.clone();
         let heartbeat = std::thread::Builder::new()
             .name("efmesh-lock-heartbeat".into())
-            .spawn(move || heartbeat(path, info, shared, ttl, chrono_ttl))
+            .spawn(move || heartbeat(beat, info, shared, ttl, chrono_ttl))
             .map_err(|e| Error::Unsupported(format!("could not start the lock heartbeat: {e}")))?;
         Ok(EnvLock {
             fence,
-            state_path,
+            state: backend,
             heartbeat: Some(heartbeat),
         })
     }
@@ -142,7 +145,7 @@ impl EnvLock {
 }
 
 fn heartbeat(
-    path: PathBuf,
+    backend: Arc<dyn StateBackend>,
     info: LockInfo,
     shared: Arc<Shared>,
     ttl: Duration,
@@ -161,7 +164,7 @@ fn heartbeat(
         }
         drop(stop);
         if state.is_none() {
-            state = SqliteState::open(&path).ok();
+            state = backend.open().ok();
         }
         let Some(st) = state.as_mut() else { continue };
         let now = Utc::now();
@@ -202,7 +205,9 @@ impl Drop for EnvLock {
             let _ = h.join();
         }
         let info = &self.fence.info;
-        match SqliteState::open(&self.state_path)
+        match self
+            .state
+            .open()
             .and_then(|mut s| s.release_lock(&info.env, &info.holder, info.lease))
         {
             Ok(()) => tracing::debug!(env = info.env.as_str(), lease = info.lease, "lock released"),
@@ -217,18 +222,22 @@ impl Drop for EnvLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::sqlite::{SqliteBackend, SqliteState};
+    use crate::state::LockStore;
 
     #[test]
     fn a_holder_whose_lease_was_taken_trips_its_fence_instead_of_writing_on() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state.sqlite");
-        let lock = EnvLock::acquire_for(path.clone(), "prod", Duration::from_millis(900)).unwrap();
+        let backend: Arc<dyn StateBackend> = Arc::new(SqliteBackend { path: path.clone() });
+        let lock =
+            EnvLock::acquire_for(backend.clone(), "prod", Duration::from_millis(900)).unwrap();
         let fence = lock.fence();
         // the heartbeat keeps a live holder's lease: still ours well after one ttl
         std::thread::sleep(Duration::from_millis(1200));
         fence.check().expect("renewed by the heartbeat");
         assert!(matches!(
-            EnvLock::acquire_for(path.clone(), "prod", Duration::from_secs(5)),
+            EnvLock::acquire_for(backend.clone(), "prod", Duration::from_secs(5)),
             Err(Error::LockHeld { .. })
         ));
         // a stall: the lease lapses in the store and another process takes the lock

@@ -8,7 +8,7 @@
 //! status` can tell "awaiting a human" from "lock held" from "broken".
 
 use crate::exec::apply::{ApplyOptions, BatchDone};
-use crate::state::{LockInfo, Outcome, RunRecord, StateStore};
+use crate::state::{LockInfo, Outcome, RunRecord};
 use crate::{Efmesh, Error};
 use chrono::{DateTime, Utc};
 use efmesh_core::plan::Category;
@@ -204,7 +204,7 @@ fn tick(
     };
     let plan = match ef
         .state()
-        .and_then(|mut s| ef.plan_in(&mut s, env, &efmesh_core::plan::PlanOptions::default()))
+        .and_then(|mut s| ef.plan_in(s.as_mut(), env, &efmesh_core::plan::PlanOptions::default()))
     {
         Ok(p) => p,
         Err(e) => return fail(report, e),

@@ -430,7 +430,7 @@ impl Target {
             message: e.to_string(),
             help: None,
         })?;
-        let (root, config) = crate::read_config(dir)?;
+        let (root, config) = crate::workspace::read::read_config(dir)?;
         if root.to_string_lossy().contains(['\n', '\r']) {
             return Err(Error::Argument {
                 message: format!(
@@ -758,7 +758,7 @@ pub fn list(dir: &Path, env: Option<&str>) -> Result<ListReport, Error> {
             help: None,
         })?;
     }
-    let (root, _) = crate::read_config(dir)?;
+    let (root, _) = crate::workspace::read::read_config(dir)?;
     let root = root.to_string_lossy().into_owned();
     let table = Crontab::new().read()?;
     let now = now_local();

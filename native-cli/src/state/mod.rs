@@ -5,6 +5,11 @@
 
 pub mod sqlite;
 
+/// Every role trait, so a caller holding a `dyn StateStore` can call any of them.
+pub mod prelude {
+    pub use super::{LedgerStore, LockStore, PhysicsStore, RunJournal, SnapshotStore, StateStore};
+}
+
 use chrono::{DateTime, Utc};
 use efmesh_core::interval::{Ledger, Range};
 use efmesh_core::plan::{NewSnapshot, Pointer, StoredSnapshot};
@@ -190,10 +195,8 @@ pub struct RunRecord {
     pub detail: serde_json::Value,
 }
 
-/// Everything efmesh keeps between runs.
-pub trait StateStore {
-    /// Another connection to the same store, for a worker thread (`--jobs`).
-    fn reopen(&self) -> Result<Box<dyn StateStore + Send>, StateError>;
+/// Versions and environments: the snapshots a plan compares, the pointers an environment serves, and the plans journal.
+pub trait SnapshotStore {
     /// The environment's pointers, without payloads (empty when it does not exist).
     fn environment(&mut self, env: &str) -> Result<BTreeMap<String, Pointer>, StateError>;
     /// Stored snapshots for these fingerprints (unknown ones are absent).
@@ -201,6 +204,21 @@ pub trait StateStore {
         &mut self,
         fingerprints: &[String],
     ) -> Result<HashMap<String, StoredSnapshot>, StateError>;
+    /// Record new snapshots (idempotent).
+    fn record_snapshots(&mut self, snapshots: &[NewSnapshot]) -> Result<(), StateError>;
+    /// Replace the environment's pointers, update orphan marks and journal the plan, atomically.
+    fn promote(
+        &mut self,
+        env: &str,
+        pointers: &BTreeMap<String, Pointer>,
+        journal: &JournalEntry,
+    ) -> Result<(), StateError>;
+    /// The most recent journal entries of an environment, newest first.
+    fn journal(&mut self, env: &str, limit: usize) -> Result<Vec<JournalEntry>, StateError>;
+}
+
+/// Which physics exist, which an apply relies on, and which the janitor may claim and drop.
+pub trait PhysicsStore {
     /// Physical fingerprints whose physics has been built.
     fn built_physics(&mut self) -> Result<HashSet<String>, StateError>;
     /// When each of these physics was last built (absent: never), for FULL models' crons.
@@ -208,8 +226,6 @@ pub trait StateStore {
         &mut self,
         physical_fingerprints: &[String],
     ) -> Result<HashMap<String, DateTime<Utc>>, StateError>;
-    /// Record new snapshots (idempotent).
-    fn record_snapshots(&mut self, snapshots: &[NewSnapshot]) -> Result<(), StateError>;
     /// Protect physics an apply relies on from the janitor; fails when a janitor claimed it.
     fn pin_physics(&mut self, physical_fingerprints: &[(String, String)])
         -> Result<(), StateError>;
@@ -220,13 +236,6 @@ pub trait StateStore {
         model: &str,
         kind: &str,
         at: DateTime<Utc>,
-    ) -> Result<(), StateError>;
-    /// Replace the environment's pointers, update orphan marks and journal the plan, atomically.
-    fn promote(
-        &mut self,
-        env: &str,
-        pointers: &BTreeMap<String, Pointer>,
-        journal: &JournalEntry,
     ) -> Result<(), StateError>;
     /// Physics no environment references, orphaned at or before `cutoff`.
     fn orphans(&mut self, cutoff: DateTime<Utc>) -> Result<Vec<Physics>, StateError>;
@@ -242,6 +251,10 @@ pub trait StateStore {
     fn forget(&mut self, physical_fingerprint: &str, claimer: &str) -> Result<(), StateError>;
     /// Give a claim back (the drop failed).
     fn release(&mut self, physical_fingerprint: &str, claimer: &str) -> Result<(), StateError>;
+}
+
+/// The interval ledger: what has been computed, per physics, the single source of truth about it.
+pub trait LedgerStore {
     /// The done intervals of these physics (absent ones have none).
     fn ledgers(
         &mut self,
@@ -257,8 +270,10 @@ pub trait StateStore {
     fn mark_failed(&mut self, physical_fingerprint: &str, range: Range) -> Result<(), StateError>;
     /// Clear done intervals (a restatement), all in one transaction.
     fn clear_intervals(&mut self, ranges: &[(String, Range)]) -> Result<(), StateError>;
-    /// The most recent journal entries of an environment, newest first.
-    fn journal(&mut self, env: &str, limit: usize) -> Result<Vec<JournalEntry>, StateError>;
+}
+
+/// One lease per environment, with a fencing token, shared by apply, run and restate.
+pub trait LockStore {
     /// Take `env`'s lock for `holder` until `now + ttl`, unless a holder whose lease has not
     /// expired has it. One transaction, so two processes can never both acquire.
     fn acquire_lock(
@@ -282,8 +297,30 @@ pub trait StateStore {
     fn release_lock(&mut self, env: &str, holder: &str, lease: i64) -> Result<(), StateError>;
     /// The lock's current holder, expired or not.
     fn lock_info(&mut self, env: &str) -> Result<Option<LockInfo>, StateError>;
+}
+
+/// How every unattended command ended.
+pub trait RunJournal {
     /// Journal a finished command.
     fn record_run(&mut self, run: &RunRecord) -> Result<(), StateError>;
     /// The most recent runs of an environment, newest first.
     fn runs(&mut self, env: &str, limit: usize) -> Result<Vec<RunRecord>, StateError>;
+}
+
+/// Everything efmesh keeps between runs: every role, on one connection. An implementation is a
+/// new file under `state/` plus one line in `workspace::backends`.
+pub trait StateStore: SnapshotStore + PhysicsStore + LedgerStore + LockStore + RunJournal {
+    /// Another connection to the same store, for a worker thread (`--jobs`).
+    fn reopen(&self) -> Result<Box<dyn StateStore + Send>, StateError>;
+}
+
+/// Opens (and upgrades) one configured state store: what the composition root hands the
+/// library, so nothing above `state/` names a concrete store.
+pub trait StateBackend: Send + Sync {
+    /// Where it is (a file or a URL without its password), for messages.
+    fn location(&self) -> String;
+    /// A connection, refusing a store that needs `efmesh migrate` or is too new.
+    fn open(&self) -> Result<Box<dyn StateStore + Send>, StateError>;
+    /// Upgrade the store to [`STATE_VERSION`], backing it up first.
+    fn migrate(&self) -> Result<MigrateReport, StateError>;
 }

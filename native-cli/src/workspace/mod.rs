@@ -1,5 +1,14 @@
-//! The project on disk.
+//! The project on disk: finding it, reading it, opening its backends, and the [`Efmesh`] facade
+//! over all of that.
 
+pub mod backends;
 pub mod discover;
 pub mod init;
 pub mod plan_cache;
+mod project;
+pub(crate) mod read;
+
+pub use project::{
+    migrate, plan_dir, state_for_dir, Efmesh, Graph, GraphModel, RenderOptions, Rendered,
+};
+pub use read::{check, CheckReport};

@@ -1,0 +1,76 @@
+//! The composition root: the one file that names DuckDB, SQLite or the local file system.
+//!
+//! Everything else sees the seams: an [`EngineFactory`], a [`StateBackend`] and (for
+//! `target parquet`) a [`LakeStore`]. A new backend is a new file behind one of those traits
+//! plus one match arm here.
+
+use crate::engine::duckdb::DuckDbFactory;
+use crate::engine::EngineFactory;
+use crate::lake::local::LocalFs;
+use crate::lake::store::LakeStore;
+use crate::state::sqlite::SqliteBackend;
+use crate::state::StateBackend;
+use crate::Error;
+use efmesh_core::config::{Config, EngineTarget, StateTarget};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The backends a project is configured with.
+#[derive(Clone)]
+pub struct Backends {
+    /// Where models are materialized.
+    pub engine: Arc<dyn EngineFactory>,
+    /// Where snapshots, environments and the ledger live.
+    pub state: Arc<dyn StateBackend>,
+    /// Where `target parquet` versions are published (`[lake] path`), if configured.
+    pub lake: Option<Arc<dyn LakeStore>>,
+}
+
+impl std::fmt::Debug for Backends {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backends")
+            .field("engine", &self.engine.name())
+            .field("state", &self.state.location())
+            .field("lake", &self.lake.as_ref().map(|l| l.describe()))
+            .finish()
+    }
+}
+
+/// The backends `config` names, for the project at `root`.
+pub fn open(root: &Path, config: &Config) -> Result<Backends, Error> {
+    let engine: Arc<dyn EngineFactory> = match &config.engine.target {
+        EngineTarget::Duckdb { path } => Arc::new(DuckDbFactory {
+            root: root.to_path_buf(),
+            path: path.clone(),
+            config: config.engine.clone(),
+        }),
+        // refused by `check` already; a library caller may still build such a config
+        EngineTarget::Postgres { .. } => {
+            return Err(Error::Unsupported(
+                "the PostgreSQL engine is not built yet; use `[engine] duckdb = \"...\"`".into(),
+            ))
+        }
+    };
+    let lake = config
+        .lake_path
+        .as_ref()
+        .map(|p| Arc::new(LocalFs::new(root.join(p))) as Arc<dyn LakeStore>);
+    Ok(Backends {
+        engine,
+        state: state(root, config)?,
+        lake,
+    })
+}
+
+/// The state store `config` names: all that commands which must work on a project whose
+/// models do not check (`migrate`, the journal of a failed tick) need.
+pub fn state(root: &Path, config: &Config) -> Result<Arc<dyn StateBackend>, Error> {
+    match &config.state {
+        StateTarget::Sqlite { path } => Ok(Arc::new(SqliteBackend {
+            path: root.join(path),
+        })),
+        StateTarget::Postgres { .. } => Err(Error::Unsupported(
+            "the PostgreSQL state store is not built yet; use `[state] sqlite = \"...\"`".into(),
+        )),
+    }
+}

@@ -1,0 +1,478 @@
+//! An opened project: the library's entry point, over the configured backends.
+
+use super::backends::{self, Backends};
+use super::read::{self, CheckReport};
+use crate::engine::Engine;
+use crate::exec::apply::{ApplyOptions, ApplyOutcome};
+use crate::ops::janitor::{JanitorOptions, JanitorReport};
+use crate::state::prelude::*;
+use crate::state::MigrateReport;
+use crate::{CheckFailure, Error};
+use chrono::NaiveDateTime;
+use efmesh_core::model_sql::{render_model, RelationTarget};
+use efmesh_core::naming;
+use efmesh_core::plan::Plan;
+use efmesh_core::project::Project;
+use efmesh_core::Diagnostic;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// An opened project that checked clean: the entry point of the library.
+#[derive(Debug)]
+pub struct Efmesh {
+    root: PathBuf,
+    project: Project,
+    warnings: Vec<Diagnostic>,
+    backends: Backends,
+}
+
+/// One model in [`Graph`]: the `efmesh graph --json` contract.
+#[derive(Debug, Clone, Serialize)]
+pub struct GraphModel {
+    /// The model's `schema.table` name.
+    pub name: String,
+    /// The kind as written in a MODEL block (`FULL`, `VIEW`, ...).
+    pub kind: String,
+    /// The names of the models it reads directly, sorted.
+    pub deps: Vec<String>,
+    /// The full fingerprint: it changes exactly when the model's data would.
+    pub fingerprint: String,
+}
+
+/// The model DAG in topological order.
+#[derive(Debug, Clone, Serialize)]
+pub struct Graph {
+    /// Every model, parents before children.
+    pub models: Vec<GraphModel>,
+}
+
+/// Options for [`Efmesh::render`].
+#[derive(Debug, Clone, Default)]
+pub struct RenderOptions {
+    /// Render references to this environment's views (default: prod, plain names).
+    pub env: Option<String>,
+    /// Interval bounds the time macros bind to (default: the model's start, one interval).
+    pub start: Option<String>,
+    /// End of that interval, exclusive (default: one interval after the start).
+    pub end: Option<String>,
+    /// Lay the SQL out over indented lines.
+    pub pretty: bool,
+}
+
+/// A rendered model: the SQL and the interval its macros were bound to.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rendered {
+    /// The model's `schema.table` name.
+    pub model: String,
+    /// The environment whose views the SQL's references point to.
+    pub env: String,
+    /// Start of the interval the time macros were bound to (`YYYY-MM-DDTHH:MM:SSZ`).
+    pub start: String,
+    /// End of that interval, exclusive, in the same format.
+    pub end: String,
+    /// The SQL as it would run.
+    pub sql: String,
+}
+
+impl Efmesh {
+    /// Open the project at (or above) `dir`. Fails with [`Error::Invalid`] when it does not
+    /// check clean, carrying every diagnostic.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Efmesh, Error> {
+        Efmesh::from_report(read::check(dir.as_ref())?)
+    }
+
+    /// The project of a report that checked clean, or every diagnostic as an error.
+    pub(crate) fn from_report(report: CheckReport) -> Result<Efmesh, Error> {
+        match report.project {
+            Some(project) => Ok(Efmesh {
+                backends: backends::open(&report.root, &project.config)?,
+                root: report.root,
+                project,
+                warnings: report.diagnostics,
+            }),
+            None => Err(Error::Invalid(Box::new(CheckFailure {
+                diagnostics: report.diagnostics,
+                files: report.files,
+            }))),
+        }
+    }
+
+    /// The project root (the directory holding `efmesh.toml`).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The checked project.
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+
+    /// Warnings found while checking.
+    pub fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+
+    fn model_index(&self, name: &str) -> Result<usize, Error> {
+        self.project
+            .index_of(name)
+            .ok_or_else(|| Error::UnknownModel {
+                name: name.to_string(),
+                suggestion: efmesh_core::suggest::closest(
+                    name,
+                    self.project.models.iter().map(|m| m.name.as_str()),
+                ),
+            })
+    }
+
+    /// A connection to the configured state store.
+    pub fn state(&self) -> Result<Box<dyn StateStore + Send>, Error> {
+        Ok(self.backends.state.open()?)
+    }
+
+    /// The configured backends (engine, state store, lake), behind their seams.
+    pub fn backends(&self) -> &Backends {
+        &self.backends
+    }
+
+    /// Take `env`'s lock (shared by apply, run and restate) for as long as the returned guard
+    /// lives; [`Error::LockHeld`] names a live holder.
+    pub fn lock(&self, env: &str) -> Result<crate::ops::lock::EnvLock, Error> {
+        naming::validate_env(env).map_err(|e| Error::Argument {
+            message: e.to_string(),
+            help: None,
+        })?;
+        crate::ops::lock::EnvLock::acquire(self.backends.state.clone(), env)
+    }
+
+    /// A connection to the configured engine.
+    pub fn engine(&self) -> Result<Box<dyn Engine + Send>, Error> {
+        Ok(self.backends.engine.open()?)
+    }
+
+    /// The project as `env` builds it: redacted (see [`Project::redacted`]) when the
+    /// environment is configured with `redacted = true`, else as loaded.
+    pub fn project_for(&self, env: &str) -> Result<std::borrow::Cow<'_, Project>, Error> {
+        let redacted = self
+            .project
+            .config
+            .environments
+            .get(env)
+            .is_some_and(|e| e.redacted);
+        if !redacted {
+            return Ok(std::borrow::Cow::Borrowed(&self.project));
+        }
+        self.project
+            .redacted(self.backends.engine.dialect())
+            .map(std::borrow::Cow::Owned)
+            .map_err(|message| Error::Config { message })
+    }
+
+    /// The plan for `env`: what applying the project there would change.
+    pub fn plan(&self, env: &str) -> Result<Plan, Error> {
+        self.plan_with_options(env, &efmesh_core::plan::PlanOptions::default())
+    }
+
+    /// [`Efmesh::plan`] with the operator's overrides (`--reclassify`, `--forward-only`).
+    pub fn plan_with_options(
+        &self,
+        env: &str,
+        options: &efmesh_core::plan::PlanOptions,
+    ) -> Result<Plan, Error> {
+        self.plan_in(self.state()?.as_mut(), env, options)
+    }
+
+    /// [`Efmesh::plan`] against a given state store.
+    pub fn plan_in(
+        &self,
+        state: &mut dyn StateStore,
+        env: &str,
+        options: &efmesh_core::plan::PlanOptions,
+    ) -> Result<Plan, Error> {
+        naming::validate_env(env).map_err(|e| Error::Argument {
+            message: e.to_string(),
+            help: None,
+        })?;
+        let project = self.project_for(env)?;
+        let project = project.as_ref();
+        let pointers = state.environment(env)?;
+        let needed = efmesh_core::plan::needed_snapshots(project, &pointers);
+        let snapshots = state.snapshots(&needed)?;
+        let built = if needed.is_empty() {
+            Default::default()
+        } else {
+            state.built_physics()?
+        };
+        let candidates = efmesh_core::plan::ledger_candidates(project, &pointers, &snapshots);
+        let ledgers = if candidates.is_empty() {
+            Default::default()
+        } else {
+            state.ledgers(&candidates)?
+        };
+        let plan_state = efmesh_core::plan::PlanState {
+            pointers: &pointers,
+            snapshots: &snapshots,
+            built: &built,
+            ledgers: &ledgers,
+            now: crate::util::clock::now().naive_utc(),
+        };
+        Ok(efmesh_core::plan::plan(project, env, plan_state, options)?)
+    }
+
+    /// Apply a plan made by [`Efmesh::plan`]: build what it needs, then promote it.
+    pub fn apply(&self, plan: &Plan, mut opts: ApplyOptions) -> Result<ApplyOutcome, Error> {
+        // under the environment's lock, and only if nobody changed the environment since the
+        // plan was made
+        let _lock = match opts.fence {
+            Some(_) => None,
+            None => {
+                let lock = self.lock(&plan.env)?;
+                opts.fence = Some(lock.fence());
+                Some(lock)
+            }
+        };
+        let mut state = self.state()?;
+        let pointers = state.environment(&plan.env)?;
+        if !plan_is_current(plan, &pointers) {
+            return Err(Error::Argument {
+                message: format!(
+                    "environment `{}` changed since this plan was made (another apply promoted meanwhile)",
+                    plan.env
+                ),
+                help: Some("plan again and review the new plan".into()),
+            });
+        }
+        crate::exec::apply::apply_plan(
+            self.project_for(&plan.env)?.as_ref(),
+            plan,
+            state.as_mut(),
+            self.engine()?.as_mut(),
+            self.backends.lake.clone(),
+            &opts,
+        )
+    }
+
+    /// Clear `[from, to)` of a time-range model and its time-range descendants in `env`, so
+    /// the next apply recomputes exactly that range.
+    pub fn restate(
+        &self,
+        env: &str,
+        model: &str,
+        from: &str,
+        to: &str,
+        dry_run: bool,
+    ) -> Result<crate::ops::restate::RestateReport, Error> {
+        naming::validate_env(env).map_err(|e| Error::Argument {
+            message: e.to_string(),
+            help: None,
+        })?;
+        let _lock = if dry_run { None } else { Some(self.lock(env)?) };
+        crate::ops::restate::restate(
+            &self.project,
+            self.state()?.as_mut(),
+            env,
+            model,
+            from,
+            to,
+            dry_run,
+        )
+    }
+
+    /// One unattended tick of `env` (see [`crate::ops::run::run`]).
+    pub fn run(
+        &self,
+        env: &str,
+        opts: &crate::ops::run::RunOptions,
+    ) -> (crate::ops::run::RunReport, Option<Error>) {
+        crate::ops::run::run(self, env, opts)
+    }
+
+    /// Whether `env` is healthy, and why not (see [`crate::ops::status::status`]).
+    pub fn status(&self, env: &str) -> Result<crate::ops::status::StatusReport, Error> {
+        naming::validate_env(env).map_err(|e| Error::Argument {
+            message: e.to_string(),
+            help: None,
+        })?;
+        crate::ops::status::status(
+            self.project_for(env)?.as_ref(),
+            self.state()?.as_mut(),
+            env,
+            crate::util::clock::now(),
+        )
+    }
+
+    /// What each model `env` serves may be believed to answer, declared and effective.
+    pub fn passport(&self, env: &str) -> Result<crate::ops::passport::PassportReport, Error> {
+        naming::validate_env(env).map_err(|e| Error::Argument {
+            message: e.to_string(),
+            help: None,
+        })?;
+        crate::ops::passport::passports(&self.project, self.state()?.as_mut(), env)
+    }
+
+    /// Audit what `env` serves now, through its views; `only` limits it to these models.
+    /// Changes nothing.
+    pub fn audit(
+        &self,
+        env: &str,
+        only: &[String],
+    ) -> Result<crate::ops::audit::AuditReport, Error> {
+        naming::validate_env(env).map_err(|e| Error::Argument {
+            message: e.to_string(),
+            help: None,
+        })?;
+        crate::ops::audit::audit_env(
+            &self.project,
+            self.state()?.as_mut(),
+            self.engine()?.as_mut(),
+            env,
+            only,
+            crate::util::clock::now().naive_utc(),
+        )
+    }
+
+    /// Drop physics orphaned for longer than the ttl.
+    pub fn janitor(&self, opts: JanitorOptions) -> Result<JanitorReport, Error> {
+        crate::ops::janitor::run(
+            self.state()?.as_mut(),
+            self.engine()?.as_mut(),
+            self.backends.lake.clone(),
+            &opts,
+        )
+    }
+
+    /// The DAG in topological order, with kinds, direct dependencies and fingerprints.
+    pub fn graph(&self) -> Graph {
+        let p = &self.project;
+        Graph {
+            models: p
+                .dag
+                .topological_order()
+                .iter()
+                .map(|&i| GraphModel {
+                    name: p.models[i].name.clone(),
+                    kind: p.models[i].kind.name().to_string(),
+                    deps: p.parent_names(i).into_iter().map(str::to_string).collect(),
+                    fingerprint: p.fingerprints[i].clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The final SQL of a model, references rendered to an environment's views.
+    pub fn render(&self, model: &str, opts: &RenderOptions) -> Result<Rendered, Error> {
+        let i = self.model_index(model)?;
+        let env = opts.env.clone().unwrap_or_else(|| naming::PROD.to_string());
+        naming::validate_env(&env).map_err(|e| Error::Argument {
+            message: e.to_string(),
+            help: None,
+        })?;
+        let m = &self.project.models[i];
+        let parse = |s: &str, what: &str| {
+            efmesh_core::time::parse_instant(s).map_err(|message| Error::Argument {
+                message: format!("--{what}: {message}"),
+                help: None,
+            })
+        };
+        let start: NaiveDateTime = match &opts.start {
+            Some(s) => parse(s, "start")?,
+            None => self.project.history_start(i).unwrap_or_else(|| {
+                crate::util::clock::now()
+                    .date_naive()
+                    .and_hms_opt(0, 0, 0)
+                    .expect("midnight exists")
+            }),
+        };
+        let step = m.interval_unit().step();
+        let end = match &opts.end {
+            Some(e) => parse(e, "end")?,
+            None => start + step,
+        };
+        if end <= start {
+            return Err(Error::Argument {
+                message: format!("--end ({end}) must be after --start ({start})"),
+                help: None,
+            });
+        }
+        let sql = render_model(
+            &self.project,
+            i,
+            &RelationTarget::Environment(env.clone()),
+            start,
+            end,
+            opts.pretty,
+        )
+        .map_err(|e| Error::Render(e.to_string()))?;
+        let fmt = |t: NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+        Ok(Rendered {
+            model: m.name.clone(),
+            env,
+            start: fmt(start),
+            end: fmt(end),
+            sql,
+        })
+    }
+}
+
+/// Whether the environment still serves exactly what `plan` was made against.
+fn plan_is_current(plan: &Plan, pointers: &BTreeMap<String, efmesh_core::plan::Pointer>) -> bool {
+    let planned: BTreeMap<&str, Option<&str>> = plan
+        .actions
+        .iter()
+        .map(|a| (a.model.as_str(), a.previous_fingerprint.as_deref()))
+        .collect();
+    pointers
+        .iter()
+        .all(|(m, p)| planned.get(m.as_str()).copied().flatten() == Some(p.fingerprint.as_str()))
+        && planned
+            .iter()
+            .all(|(m, prev)| prev.is_none() || pointers.contains_key(*m))
+}
+
+/// Upgrade the project's state store to this efmesh's schema version, backing it up first.
+/// Works on a project whose models do not check, since only the config is needed.
+pub fn migrate(dir: &Path) -> Result<MigrateReport, Error> {
+    let (root, config) = read::read_config(dir)?;
+    Ok(backends::state(&root, &config)?.migrate()?)
+}
+
+/// The state store of the project at `dir`, read from its config alone (the models need not
+/// check): a tick whose project does not load still reaches the runs journal.
+pub fn state_for_dir(dir: &Path) -> Result<Box<dyn StateStore + Send>, Error> {
+    let (root, config) = read::read_config(dir)?;
+    Ok(backends::state(&root, &config)?.open()?)
+}
+
+/// Plan `env` for the project at (or above) `dir`, reading its files once. When nothing
+/// changed since the last load and the environment serves exactly the cached versions, the
+/// no-op plan comes from the project cache without parsing a model (the cache never decides a
+/// change); otherwise the project is loaded from the same texts and returned with the plan.
+pub fn plan_dir(
+    dir: &Path,
+    env: &str,
+    options: &efmesh_core::plan::PlanOptions,
+) -> Result<(Plan, Option<Efmesh>), Error> {
+    let root = super::discover::find_root(dir)?;
+    let (config_text, sources) = match read::read_sources(&root)? {
+        Ok(s) => s,
+        Err((diagnostics, files)) => {
+            return Err(Error::Invalid(Box::new(CheckFailure {
+                diagnostics,
+                files,
+            })))
+        }
+    };
+    if *options == efmesh_core::plan::PlanOptions::default() && naming::validate_env(env).is_ok() {
+        if let Some(models) = super::plan_cache::lookup(&root, &config_text, &sources) {
+            let pointers = backends::state(&root, &sources.config)?
+                .open()?
+                .environment(env)?;
+            if let Some(plan) = super::plan_cache::noop_plan(env, &models, &pointers) {
+                return Ok((plan, None));
+            }
+        }
+    }
+    let project = Efmesh::from_report(read::load_sources(root, config_text, sources))?;
+    let plan = project.plan_with_options(env, options)?;
+    Ok((plan, Some(project)))
+}

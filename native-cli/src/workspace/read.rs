@@ -1,0 +1,183 @@
+//! Project reading: `efmesh.toml` and every file it selects, from disk, into core's loader.
+//! The only module besides the backends that reads the project's files.
+
+use super::discover;
+use crate::{CheckFailure, Error};
+use efmesh_core::config::{Config, CONFIG_FILE};
+use efmesh_core::external_yaml::EXTERNAL_MODELS_FILE;
+use efmesh_core::project::{self, Project, ProjectSources, SourceText};
+use efmesh_core::Diagnostic;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The outcome of checking a project: every diagnostic plus the texts to render them.
+#[derive(Debug)]
+pub struct CheckReport {
+    /// The project root: the directory holding `efmesh.toml`.
+    pub root: PathBuf,
+    /// Every problem found, errors first; empty when the project is clean.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The text of every file read, by project-relative path, to show diagnostics in context.
+    pub files: BTreeMap<String, String>,
+    /// The project, when it checked without errors.
+    pub project: Option<Project>,
+}
+
+impl CheckReport {
+    /// How many diagnostics are errors; any error means the project cannot be used.
+    pub fn errors(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+    /// How many diagnostics are only warnings.
+    pub fn warnings(&self) -> usize {
+        self.diagnostics.len() - self.errors()
+    }
+}
+
+/// Read the process environment for `${VAR}` interpolation.
+fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Load and check the project whose root (or any subdirectory) is `dir`.
+///
+/// Only a missing project or unreadable files are `Err`; problems in the project itself are
+/// reported as diagnostics in the [`CheckReport`].
+pub fn check(dir: &Path) -> Result<CheckReport, Error> {
+    let root = discover::find_root(dir)?;
+    Ok(match read_sources(&root)? {
+        Ok((config_text, sources)) => load_sources(root, config_text, sources),
+        Err((diagnostics, files)) => CheckReport {
+            root,
+            diagnostics,
+            files,
+            project: None,
+        },
+    })
+}
+
+/// Load and check a project from texts already read (see [`read_sources`]).
+pub(crate) fn load_sources(
+    root: PathBuf,
+    config_text: String,
+    sources: ProjectSources,
+) -> CheckReport {
+    let mut files = BTreeMap::from([(CONFIG_FILE.to_string(), config_text.clone())]);
+    let mut read_seed = |rel: &str| std::fs::read(root.join(rel)).map_err(|e| e.to_string());
+    let parsed = parse_parallel(&sources);
+    let loaded = project::load_parsed(&sources, parsed, &mut read_seed);
+    // keep the texts of the files diagnostics point into, for rendering them
+    let mentioned: std::collections::HashSet<&str> = loaded
+        .diagnostics
+        .iter()
+        .filter_map(|d| d.location.as_ref())
+        .map(|l| l.file.as_str())
+        .collect();
+    let all = sources
+        .models
+        .iter()
+        .chain(&sources.audits)
+        .chain(&sources.external_models);
+    for src in all.filter(|s| mentioned.contains(s.path.as_str())) {
+        files.insert(src.path.clone(), src.text.clone());
+    }
+    if let Some(p) = &loaded.project {
+        super::plan_cache::remember(&root, &config_text, &sources, p);
+    }
+    CheckReport {
+        root,
+        diagnostics: loaded.diagnostics,
+        files,
+        project: loaded.project,
+    }
+}
+
+/// The root of the project at (or above) `dir` and its parsed `efmesh.toml`, without loading a
+/// model: for commands that need only the config (`migrate`, `schedule`) or must reach the state
+/// store even when the models do not check (`run`).
+pub(crate) fn read_config(dir: &Path) -> Result<(PathBuf, Config), Error> {
+    let root = discover::find_root(dir)?;
+    let text = std::fs::read_to_string(root.join(CONFIG_FILE))
+        .map_err(|e| Error::io(&root.join(CONFIG_FILE), e))?;
+    let files = BTreeMap::from([(CONFIG_FILE.to_string(), text.clone())]);
+    let config = Config::parse(CONFIG_FILE, &text, &process_env)
+        .map_err(|diagnostics| Error::Invalid(Box::new(CheckFailure { diagnostics, files })))?;
+    Ok((root, config))
+}
+
+/// Parse model files on every core: files are independent, and on thousands of models parsing
+/// dominates the time of every command.
+fn parse_parallel(sources: &ProjectSources) -> Vec<project::ParsedFile> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    if threads < 2 || sources.models.len() < 64 {
+        return project::parse_models(sources);
+    }
+    let dialect = sources.config.dialect();
+    let chunk = sources.models.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = sources
+            .models
+            .chunks(chunk)
+            .map(|files| {
+                s.spawn(move || {
+                    files
+                        .iter()
+                        .map(|f| efmesh_core::model::parse_model_file(&f.path, &f.text, dialect))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a parser thread panicked"))
+            .collect()
+    })
+}
+
+/// A config that failed to parse: its diagnostics and the text to render them.
+pub(crate) type ConfigFailure = (Vec<Diagnostic>, BTreeMap<String, String>);
+
+/// Read `efmesh.toml` and every project file it selects.
+pub(crate) fn read_sources(
+    root: &Path,
+) -> Result<Result<(String, ProjectSources), ConfigFailure>, Error> {
+    let read = |rel: &str| -> Result<String, Error> {
+        let p = root.join(rel);
+        std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))
+    };
+    let config_text = read(CONFIG_FILE)?;
+    let config = match Config::parse(CONFIG_FILE, &config_text, &process_env) {
+        Ok(c) => c,
+        Err(diagnostics) => {
+            return Ok(Err((
+                diagnostics,
+                BTreeMap::from([(CONFIG_FILE.to_string(), config_text)]),
+            )))
+        }
+    };
+    let mut sources = ProjectSources {
+        config: config.clone(),
+        models: vec![],
+        audits: vec![],
+        external_models: None,
+    };
+    for path in discover::matching_files(root, &config.model_globs)? {
+        let text = read(&path)?;
+        sources.models.push(SourceText { path, text });
+    }
+    for path in discover::matching_files(root, &config.audit_globs)? {
+        let text = read(&path)?;
+        sources.audits.push(SourceText { path, text });
+    }
+    if root.join(EXTERNAL_MODELS_FILE).is_file() {
+        let text = read(EXTERNAL_MODELS_FILE)?;
+        sources.external_models = Some(SourceText {
+            path: EXTERNAL_MODELS_FILE.into(),
+            text,
+        });
+    }
+    Ok(Ok((config_text, sources)))
+}
