@@ -189,6 +189,8 @@ pub enum Error {
     CrontabMissing {
         /// The program efmesh tried to run.
         program: String,
+        /// The environment variable that names another one.
+        variable: &'static str,
     },
     /// Reading or writing the crontab through the `crontab` binary failed.
     #[error("`{command}` failed: {message}")]
@@ -279,7 +281,7 @@ impl Error {
             Error::AuditFailed { .. } => Some("fix the data or the model and apply again; the audited intervals are not marked done, so they are computed again then. `blocking := false` turns an audit into a warning".into()),
             Error::CronExpression { .. } => Some("give five fields `minute hour day-of-month month day-of-week` (e.g. `*/15 * * * *`, `0 3 * * 1-5`) or a macro: @hourly, @daily, @weekly, @monthly, @yearly".into()),
             Error::UntranslatableCron { .. } => Some("use a simpler expression (restrict the day of month or the day of week, not both), or write OnCalendar= by hand (`man systemd.time`)".into()),
-            Error::CrontabMissing { .. } => Some(format!("install cron (`apt-get install cron`), point {} at a crontab binary, or print systemd units instead with `efmesh schedule <env> --print-systemd`", crate::ops::schedule::CRONTAB_VAR)),
+            Error::CrontabMissing { variable, .. } => Some(format!("install cron (`apt-get install cron`), point {variable} at a crontab binary, or print systemd units instead with `efmesh schedule <env> --print-systemd`")),
             Error::Crontab { .. } => Some("the crontab was not changed; `crontab -l` shows it as it is".into()),
             _ => None,
         }

@@ -1,109 +1,103 @@
-//! Building a plan's models in parallel (`--jobs N`), in dependency order.
+//! A scheduler for work items with dependencies, run on a few lanes at once. It knows nothing
+//! of models or applies: a lane is a closure that does item `k` on the connections it owns,
+//! and the scheduler only decides which item runs next.
 //!
-//! A model starts as soon as every ancestor that this plan builds is done, so independent
-//! branches build at the same time, each worker on its own engine connection and state
-//! connection (DuckDB runs concurrent transactions on different tables). A failed model blocks
-//! only its descendants: the rest of the DAG completes, and every failure is reported at the
-//! end. Nothing is promoted then, exactly as when one model fails in a sequential apply.
+//! An item starts once every item it depends on is done. What a failure does is the caller's
+//! choice: block only the items that depend on it (the rest of a DAG completes), or stop
+//! handing out work (a model's batches).
 
-use crate::engine::Engine;
-use crate::exec::apply::{build_model, BatchContext, ModelDone};
-use crate::state::StateStore;
-use crate::Error;
-use chrono::{DateTime, Utc};
-use efmesh_core::plan::{Action, Plan};
-use std::collections::HashSet;
 use std::sync::{Condvar, Mutex};
 
-/// Where each model of the work list stands.
+/// What happens to the rest of the work when an item fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OnFailure {
+    /// Items depending on it (directly or not) never start; everything else goes on.
+    BlockDependents,
+    /// Nothing new starts; items already running finish.
+    Stop,
+}
+
+/// One lane: does item `k` and says how it went.
+pub(crate) type Lane<'a, T, E> = dyn FnMut(usize) -> Result<T, E> + 'a;
+/// A lane that runs on a thread of its own.
+pub(crate) type SendLane<'a, T, E> = dyn FnMut(usize) -> Result<T, E> + Send + 'a;
+
+/// How the work went.
+pub(crate) struct Outcome<T, E> {
+    /// Each item's result, `None` when it failed or never ran.
+    pub results: Vec<Option<T>>,
+    /// The items that failed, with their errors, in item order.
+    pub errors: Vec<(usize, E)>,
+    /// Items that never started because an item they depend on failed (or work stopped).
+    pub blocked: Vec<usize>,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Slot {
     Waiting,
     Running,
     Done,
     Failed,
-    /// An ancestor failed; it never starts.
     Blocked,
 }
 
-struct Board {
+struct Board<T, E> {
     slots: Vec<Slot>,
-    results: Vec<Option<ModelDone>>,
-    errors: Vec<(usize, Error)>,
+    results: Vec<Option<T>>,
+    errors: Vec<(usize, E)>,
+    stopped: bool,
 }
 
-/// Build `work` (in plan order, parents first) with up to `jobs` workers. The calling thread is
-/// one of them, with `engine` and `state`; the others get their own connections.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_parallel(
-    cx: &BatchContext,
-    plan: &Plan,
-    work: &[&Action],
-    now: DateTime<Utc>,
-    jobs: usize,
-    engine: &mut dyn Engine,
-    state: &mut dyn StateStore,
-) -> Result<Vec<ModelDone>, Error> {
-    let project = cx.project;
-    let index: Vec<usize> = work
-        .iter()
-        .map(|a| {
-            project.index_of(&a.model).ok_or_else(|| {
-                Error::Render(format!("plan names `{}`, which the project lacks", a.model))
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    // each model waits for its ancestors in the work list (through models the plan does not
-    // build, such as an EMBEDDED one in between)
-    let deps: Vec<Vec<usize>> = index
-        .iter()
-        .map(|&i| {
-            let ancestors: HashSet<usize> = project.dag.ancestors(i).into_iter().collect();
-            (0..work.len())
-                .filter(|&k| ancestors.contains(&index[k]))
-                .collect()
-        })
-        .collect();
-    let workers = jobs.min(work.len()).max(1);
-    let mut engines: Vec<Box<dyn Engine + Send>> = vec![];
-    let mut states: Vec<Box<dyn StateStore + Send>> = vec![];
-    for _ in 1..workers {
-        engines.push(engine.another_connection()?);
-        states.push(state.reopen()?);
-    }
+/// Run items `0..deps.len()` (`deps[k]`: the items `k` waits for) on `local` (this thread)
+/// and `others` (one thread each).
+pub(crate) fn run<'a, T: Send, E: Send>(
+    deps: &[Vec<usize>],
+    on_failure: OnFailure,
+    local: &mut Lane<'a, T, E>,
+    others: Vec<Box<SendLane<'a, T, E>>>,
+) -> Outcome<T, E> {
+    let n = deps.len();
     let board = Mutex::new(Board {
-        slots: vec![Slot::Waiting; work.len()],
-        results: (0..work.len()).map(|_| None).collect(),
+        slots: vec![Slot::Waiting; n],
+        results: (0..n).map(|_| None).collect(),
         errors: vec![],
+        stopped: false,
     });
     let changed = Condvar::new();
-    let worker = |engine: &mut dyn Engine, state: &mut dyn StateStore| loop {
-        let mut b = board.lock().unwrap_or_else(|p| p.into_inner());
-        let k = loop {
-            // blocked: an ancestor failed or was blocked
-            for (k, dk) in deps.iter().enumerate() {
-                if b.slots[k] == Slot::Waiting
-                    && dk
+    let next = |b: &mut Board<T, E>| -> Option<Option<usize>> {
+        // an item behind a failure (or after a stop) never starts
+        for (k, dk) in deps.iter().enumerate() {
+            if b.slots[k] == Slot::Waiting
+                && (b.stopped
+                    || dk
                         .iter()
-                        .any(|&d| matches!(b.slots[d], Slot::Failed | Slot::Blocked))
-                {
-                    b.slots[k] = Slot::Blocked;
-                }
+                        .any(|&d| matches!(b.slots[d], Slot::Failed | Slot::Blocked)))
+            {
+                b.slots[k] = Slot::Blocked;
             }
-            let ready = (0..work.len()).find(|&k| {
-                b.slots[k] == Slot::Waiting && deps[k].iter().all(|&d| b.slots[d] == Slot::Done)
-            });
-            if let Some(k) = ready {
-                break Some(k);
-            }
-            if !b
+        }
+        let ready = (0..n).find(|&k| {
+            b.slots[k] == Slot::Waiting && deps[k].iter().all(|&d| b.slots[d] == Slot::Done)
+        });
+        match ready {
+            Some(k) => Some(Some(k)),
+            None if b
                 .slots
                 .iter()
-                .any(|s| matches!(s, Slot::Waiting | Slot::Running))
+                .any(|s| matches!(s, Slot::Waiting | Slot::Running)) =>
             {
-                break None;
+                None
             }
-            b = changed.wait(b).unwrap_or_else(|p| p.into_inner());
+            None => Some(None),
+        }
+    };
+    let drive = |lane: &mut Lane<'a, T, E>| loop {
+        let mut b = board.lock().unwrap_or_else(|p| p.into_inner());
+        let k = loop {
+            match next(&mut b) {
+                Some(k) => break k,
+                None => b = changed.wait(b).unwrap_or_else(|p| p.into_inner()),
+            }
         };
         let Some(k) = k else {
             changed.notify_all();
@@ -111,46 +105,71 @@ pub(crate) fn run_parallel(
         };
         b.slots[k] = Slot::Running;
         drop(b);
-        let result = build_model(cx, plan, work[k], now, engine, state);
+        let result = lane(k);
         let mut b = board.lock().unwrap_or_else(|p| p.into_inner());
         match result {
-            Ok(done) => {
+            Ok(r) => {
                 b.slots[k] = Slot::Done;
-                b.results[k] = Some(done);
+                b.results[k] = Some(r);
             }
             Err(e) => {
-                tracing::error!(model = work[k].model.as_str(), error = %e, "model failed; its descendants will not be built, the rest goes on");
                 b.slots[k] = Slot::Failed;
                 b.errors.push((k, e));
+                b.stopped |= on_failure == OnFailure::Stop;
             }
         }
         drop(b);
         changed.notify_all();
     };
     std::thread::scope(|scope| {
-        for (mut e, mut s) in engines.into_iter().zip(states) {
-            let worker = &worker;
-            scope.spawn(move || worker(e.as_mut(), s.as_mut()));
+        for mut lane in others {
+            let drive = &drive;
+            scope.spawn(move || drive(lane.as_mut()));
         }
-        worker(engine, state);
+        drive(local);
     });
-    let b = board.into_inner().unwrap_or_else(|p| p.into_inner());
-    let blocked: Vec<String> = (0..work.len())
-        .filter(|&k| b.slots[k] == Slot::Blocked)
-        .map(|k| work[k].model.clone())
-        .collect();
-    let mut errors = b.errors;
-    errors.sort_by_key(|(k, _)| *k);
-    match errors.len() {
-        0 => Ok(b
-            .results
-            .into_iter()
-            .map(Option::unwrap_or_default)
-            .collect()),
-        1 if blocked.is_empty() => Err(errors.remove(0).1),
-        _ => Err(Error::ModelsFailed {
-            errors: errors.into_iter().map(|(_, e)| e).collect(),
-            blocked,
-        }),
+    let mut b = board.into_inner().unwrap_or_else(|p| p.into_inner());
+    b.errors.sort_by_key(|(k, _)| *k);
+    Outcome {
+        blocked: (0..n).filter(|&k| b.slots[k] == Slot::Blocked).collect(),
+        results: b.results,
+        errors: b.errors,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn dependents_of_a_failure_never_start_and_the_rest_completes() {
+        // 0 -> 1 -> 2, 3 independent; 1 fails
+        let deps = vec![vec![], vec![0], vec![1], vec![]];
+        let ran = AtomicUsize::new(0);
+        let job = |k: usize| {
+            ran.fetch_add(1, Ordering::SeqCst);
+            if k == 1 {
+                Err(format!("{k} broke"))
+            } else {
+                Ok(k * 10)
+            }
+        };
+        let mut local = job;
+        let other: Box<SendLane<'_, usize, String>> = Box::new(job);
+        let out = run(&deps, OnFailure::BlockDependents, &mut local, vec![other]);
+        assert_eq!(out.results, vec![Some(0), None, None, Some(30)]);
+        assert_eq!(out.errors, vec![(1, "1 broke".to_string())]);
+        assert_eq!(out.blocked, vec![2]);
+        assert_eq!(ran.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn a_stop_starts_nothing_new() {
+        let deps = vec![vec![]; 6];
+        let mut local = |k: usize| if k == 0 { Err(()) } else { Ok(k) };
+        let out = run(&deps, OnFailure::Stop, &mut local, vec![]);
+        assert_eq!(out.errors.len(), 1);
+        assert_eq!(out.blocked, vec![1, 2, 3, 4, 5]);
     }
 }

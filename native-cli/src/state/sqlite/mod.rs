@@ -225,8 +225,6 @@ fn store_err(location: &str) -> impl Fn(rusqlite::Error) -> StateError + Copy + 
     }
 }
 
-/// `(fingerprint, name, physical_fingerprint, definition_hash, fingerprint_version, payload)`.
-
 /// An environment's pointers, with each served version's physical fingerprint joined in.
 fn read_environment(conn: &Connection, env: &str) -> rusqlite::Result<BTreeMap<String, Pointer>> {
     let mut stmt = conn.prepare_cached(

@@ -1,0 +1,316 @@
+//! Building one model of a plan: its physics when new, then its batches, its whole-table
+//! audits, and its deferred done marks, on one engine and one state connection.
+
+use crate::engine::{Engine, EngineError};
+use crate::exec::audited::{keep_warnings, physical_resolver, run_whole, ModelAudits, WriteError};
+use crate::exec::audits::{self, AuditResult};
+use crate::exec::context::{BatchContext, BatchDone};
+use crate::exec::materializer::{self, Build};
+use crate::exec::render::{complete_until, Renderer};
+use crate::state::StateStore;
+use crate::Error;
+use chrono::{DateTime, Utc};
+use efmesh_core::audit::query::AuditQuery;
+use efmesh_core::interval::Range;
+use efmesh_core::materialize;
+use efmesh_core::model::Kind;
+use efmesh_core::plan::Plan;
+use efmesh_core::project::{seed_path, Project};
+use std::time::Instant;
+
+/// What building one model left behind, for the apply's report.
+#[derive(Default)]
+pub(crate) struct ModelDone {
+    /// Its physics was built (not only new intervals).
+    pub built: bool,
+    /// The batches computed.
+    pub batches: Vec<BatchDone>,
+    /// Non-blocking audit violations.
+    pub audit_warnings: Vec<AuditResult>,
+    /// Audits run.
+    pub audits_run: u64,
+}
+
+/// Build model `a.model` of `plan`. The apply's scheduler calls it from several threads
+/// (`--jobs`), each with its own connections.
+pub(crate) fn model(
+    cx: &BatchContext,
+    plan: &Plan,
+    a: &efmesh_core::plan::Action,
+    now: DateTime<Utc>,
+    engine: &mut dyn Engine,
+    state: &mut dyn StateStore,
+) -> Result<ModelDone, Error> {
+    let project = cx.project;
+    let mut out = ModelDone::default();
+    let i = project.index_of(&a.model).ok_or_else(|| {
+        Error::Render(format!("plan names `{}`, which the project lacks", a.model))
+    })?;
+    // debug lines (the SQL each statement runs) carry the model they are for
+    let _model = tracing::debug_span!("model", model = a.model.as_str()).entered();
+    let model_clock = Instant::now();
+    let labels = [a.model.as_str(), plan.env.as_str()];
+    let metrics = crate::exec::metrics::global();
+    let pfp = a.physical_fingerprint.as_deref().unwrap_or_default();
+    let physical = &cx.names[&a.model];
+    let m = &project.models[i];
+    let model_audits = ModelAudits::of(project, m);
+    let with_intervals = efmesh_core::plan::has_intervals(&m.kind);
+    if a.build || (with_intervals && !a.batches.is_empty()) {
+        cx.fenced()?;
+        check_contract(project, i, cx.render, engine, now)?;
+    }
+    let resolve = physical_resolver(project, cx.names);
+    let whole_target = audits::Target {
+        env: &plan.env,
+        model: &a.model,
+        relation: physical,
+        over: "whole",
+        dialect: project.config.dialect(),
+        resolve: &resolve,
+        interval: Range::new(
+            project.history_start(i).unwrap_or_default(),
+            complete_until(m, now),
+        ),
+    };
+    let fail = |failures| Error::AuditFailed {
+        env: plan.env.clone(),
+        failures,
+    };
+    let materializer = materializer::of(project, i, cx.lake);
+    if a.build {
+        crate::exec::seeds::check_values(project, i, engine)?;
+        let started = Instant::now();
+        tracing::info!(
+            model = a.model.as_str(),
+            env = plan.env.as_str(),
+            table = physical.as_str(),
+            "building"
+        );
+        // a table built whole is audited whole, inside the transaction that builds it
+        let checks: Vec<AuditQuery> = if with_intervals {
+            vec![]
+        } else {
+            let mut all = model_audits.per_batch.clone();
+            all.extend(
+                model_audits
+                    .whole
+                    .iter()
+                    .filter(|q| !q.scope.per_batch())
+                    .cloned(),
+            );
+            all
+        };
+        let d = engine.dialect();
+        let create = |relation: &str| create_statement(project, i, relation, cx.render, now, d);
+        let shape = || cx.render.whole(i, now);
+        let written = materializer.build(
+            engine,
+            state,
+            &Build {
+                i,
+                physical,
+                pfp,
+                create: &create,
+                shape: &shape,
+                checks: &checks,
+                target: &whole_target,
+            },
+        );
+        match written {
+            Ok(results) => out.audits_run += keep_warnings(results, &mut out.audit_warnings),
+            Err(WriteError::Audit(failures)) => return Err(fail(failures)),
+            Err(WriteError::Other(e)) => return Err(e),
+            Err(WriteError::Engine(EngineError::Statement { message, sql, .. })) => {
+                return Err(Error::Build {
+                    model: a.model.clone(),
+                    message,
+                    sql,
+                })
+            }
+            Err(WriteError::Engine(other)) => return Err(Error::Engine(other)),
+        }
+        // the apply's clock, which a FULL model's cron is measured from
+        state.mark_built(pfp, &a.model, &a.kind, now)?;
+        metrics.snapshots_built.with_label_values(&labels).inc();
+        tracing::info!(
+            model = a.model.as_str(),
+            env = plan.env.as_str(),
+            duration_ms = started.elapsed().as_millis() as u64,
+            "built"
+        );
+        out.built = true;
+    }
+    let run = crate::exec::batches::run(
+        cx,
+        i,
+        a,
+        physical,
+        &model_audits,
+        &mut out.audit_warnings,
+        state,
+        engine,
+    )
+    .map_err(|e| match e {
+        Error::AuditFailed { failures, .. } => fail(failures),
+        other => other,
+    })?;
+    out.audits_run += run.audits_run;
+    // history as a whole, before anything is promoted or (for deferred intervals) done
+    if with_intervals && !a.batches.is_empty() && !model_audits.whole.is_empty() {
+        out.audits_run += run_whole(
+            engine,
+            &model_audits.whole,
+            &whole_target,
+            &plan.env,
+            &mut out.audit_warnings,
+        )?;
+    }
+    for r in &run.deferred {
+        state.mark_done(pfp, *r)?;
+        metrics
+            .intervals_done
+            .with_label_values(&labels)
+            .inc_by(r.intervals(m.interval_unit()).max(0) as u64);
+    }
+    if !run.deferred.is_empty() {
+        materializer.marks_recorded(engine, state, i)?;
+    }
+    out.batches = run.done;
+    metrics
+        .model_build_duration
+        .with_label_values(&labels)
+        .set(model_clock.elapsed().as_secs_f64());
+    Ok(out)
+}
+
+/// The statement that builds model `i`'s physics at `relation`: a seed loaded from its file,
+/// or the query rendered over its history so far.
+fn create_statement(
+    project: &Project,
+    i: usize,
+    relation: &str,
+    render: &Renderer,
+    now: DateTime<Utc>,
+    d: &dyn efmesh_core::sql::dialect::SqlDialect,
+) -> Result<String, Error> {
+    let m = &project.models[i];
+    let select = match &m.kind {
+        Kind::Seed { path } => {
+            // CSV or JSON, every value read as text and cast to the declared columns
+            let files = d.files().ok_or_else(|| {
+                Error::Unsupported(format!(
+                    "`{}` is a SEED model, and {} cannot read files",
+                    m.name,
+                    d.name()
+                ))
+            })?;
+            materialize::seed::select(d, files, project, i, &seed_path(&m.file, path))
+        }
+        _ => render.whole(i, now)?,
+    };
+    Ok(materialize::create(d, &m.kind, relation, &select))
+}
+
+/// Bring kept physics in line with a forward-only version: add its new columns, refuse to
+/// drop any (that would rewrite the history forward-only promises to keep).
+pub(crate) fn evolve_schema(
+    project: &Project,
+    i: usize,
+    physical: &str,
+    render: &Renderer,
+    engine: &mut dyn Engine,
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
+    let m = &project.models[i];
+    let sql = render.at_edge(i, now)?;
+    let mut wanted = engine.describe(&sql)?;
+    if let Kind::ScdType2 {
+        valid_from_name,
+        valid_to_name,
+        ..
+    }
+    | Kind::ScdType2ByColumn {
+        valid_from_name,
+        valid_to_name,
+        ..
+    } = &m.kind
+    {
+        wanted.push((valid_from_name.clone(), "TIMESTAMP".into()));
+        wanted.push((valid_to_name.clone(), "TIMESTAMP".into()));
+    }
+    let existing = engine.table_columns(physical)?;
+    let added = materialize::evolve::add_columns(engine.dialect(), physical, &wanted, &existing)
+        .map_err(|dropped| {
+            Error::Plan(efmesh_core::plan::PlanError::ForwardOnly {
+                model: m.name.clone(),
+                reason: format!(
+                    "the new version drops column(s) {}; forward-only keeps the existing rows, so it can only add columns. Apply it without --forward-only (a breaking change rebuilds the history)",
+                    dropped.join(", ")
+                ),
+            })
+        })?;
+    if !added.is_empty() {
+        tracing::info!(
+            model = m.name.as_str(),
+            columns = added.len(),
+            "adding columns (forward-only)"
+        );
+        engine.transaction(&format!("evolving {}", m.name), &added)?;
+    }
+    Ok(())
+}
+
+/// Enforce the schema contract before anything is written: ask the engine for the columns the
+/// query returns (without running it) and compare them with the declared `columns`.
+fn check_contract(
+    project: &Project,
+    i: usize,
+    render: &Renderer,
+    engine: &mut dyn Engine,
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
+    let m = &project.models[i];
+    let Some(declared) = &m.columns else {
+        return Ok(());
+    };
+    if m.query.is_none() {
+        return Ok(());
+    }
+    let sql = render.whole(i, now)?;
+    let returned = engine.describe(&sql).map_err(|e| match e {
+        EngineError::Statement { message, sql, .. } => Error::Build {
+            model: m.name.clone(),
+            message,
+            sql,
+        },
+        other => Error::Engine(other),
+    })?;
+    let managed: Vec<&str> = match &m.kind {
+        Kind::ScdType2 {
+            valid_from_name,
+            valid_to_name,
+            ..
+        }
+        | Kind::ScdType2ByColumn {
+            valid_from_name,
+            valid_to_name,
+            ..
+        } => vec![valid_from_name, valid_to_name],
+        _ => vec![],
+    };
+    let declared: Vec<(String, String)> = declared
+        .iter()
+        .map(|c| (c.name.clone(), c.sql_type.clone()))
+        .collect();
+    let differences = efmesh_core::contract::compare(&declared, &returned, &managed);
+    if differences.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::SchemaMismatch {
+            model: m.name.clone(),
+            file: m.file.clone(),
+            differences,
+        })
+    }
+}
