@@ -140,9 +140,19 @@ impl RunReport {
     }
 }
 
-/// Journal a tick that could not even load its project (a model that no longer checks), so
-/// `efmesh status` still sees that the last tick failed.
-pub fn journal_load_failure(
+/// One tick of `env` for the project at (or above) `dir`: [`run`] when the project loads;
+/// when it does not (a model that no longer checks), the failure is journaled through the
+/// config alone, so `efmesh status` still sees that the last tick failed.
+pub fn run_dir(dir: &std::path::Path, env: &str, opts: &RunOptions) -> (RunReport, Option<Error>) {
+    let started = Utc::now();
+    match Efmesh::open(dir) {
+        Ok(ef) => run(&ef, env, opts),
+        Err(e) => (journal_load_failure(dir, env, started, &e), Some(e)),
+    }
+}
+
+/// Journal a tick that could not even load its project.
+fn journal_load_failure(
     dir: &std::path::Path,
     env: &str,
     started: DateTime<Utc>,

@@ -1,0 +1,36 @@
+//! `efmesh graph`: the models in topological order.
+
+use crate::cli::exit::Exit;
+use crate::cli::output::{fail, print_json};
+use crate::Efmesh;
+use std::path::Path;
+
+/// Run `efmesh graph`.
+pub(crate) fn run(dir: &Path, json: bool) -> Exit {
+    match Efmesh::open(dir) {
+        Err(e) => fail(e, json),
+        Ok(p) => {
+            let g = p.graph();
+            if json {
+                print_json(&g);
+            } else {
+                let width = g.models.iter().map(|m| m.name.len()).max().unwrap_or(0);
+                for m in &g.models {
+                    let deps = if m.deps.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  <- {}", m.deps.join(", "))
+                    };
+                    println!(
+                        "{:width$}  {:<25}  {}{}",
+                        m.name,
+                        m.kind,
+                        efmesh_core::naming::fp8(&m.fingerprint),
+                        deps
+                    );
+                }
+            }
+            Exit::Ok
+        }
+    }
+}

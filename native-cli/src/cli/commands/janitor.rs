@@ -1,0 +1,41 @@
+//! `efmesh janitor`: drop physics no environment has used for the ttl.
+
+use crate::cli::exit::Exit;
+use crate::cli::output::{fail, print_json};
+use crate::Efmesh;
+use std::path::Path;
+
+/// Run `efmesh janitor`.
+pub(crate) fn run(dir: &Path, ttl: f64, dry_run: bool, json: bool) -> Exit {
+    let opts = crate::JanitorOptions {
+        ttl_days: ttl,
+        dry_run,
+        now: None,
+    };
+    match Efmesh::open(dir).and_then(|p| p.janitor(opts)) {
+        Err(e) => fail(e, json),
+        Ok(r) => {
+            if json {
+                print_json(&r);
+            } else {
+                let verb = if r.dry_run { "would drop" } else { "dropped" };
+                for c in &r.dropped {
+                    match &c.files {
+                        Some(files) => {
+                            println!("{verb} {} ({}) and its files {files}", c.table, c.model)
+                        }
+                        None => println!("{verb} {} ({})", c.table, c.model),
+                    }
+                }
+                for c in &r.skipped {
+                    println!(
+                        "skipped {} ({}): referenced again or claimed by another janitor",
+                        c.table, c.model
+                    );
+                }
+                println!("janitor: {verb} {} physical table(s)", r.dropped.len());
+            }
+            Exit::Ok
+        }
+    }
+}
