@@ -152,7 +152,7 @@ pub struct Finished<'a> {
 /// an unwritable metrics path never fails the command.
 pub fn write_file(path: &Path, done: &Finished) -> Result<(), String> {
     let m = global();
-    if let Ok(text) = std::fs::read_to_string(path) {
+    if let Some(text) = crate::util::atomic_file::read(path) {
         if let Ok(previous) =
             prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
         {

@@ -16,6 +16,7 @@
 //! Storage goes through [`store::LakeStore`] (`local.rs`: a folder); this module and
 //! `publish.rs` never touch a file system themselves.
 
+pub mod landing;
 pub mod local;
 pub mod publish;
 pub mod store;

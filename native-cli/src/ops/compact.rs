@@ -24,15 +24,15 @@
 //! eventlake example's `core.events` does) are unaffected. The merged file gets the newest
 //! mtime of the files it replaces, so the grace period keeps measuring the data's arrival.
 
-use crate::engine::duckdb::DuckDbEngine;
 use crate::engine::Engine;
+use crate::lake::landing::Listed;
 use crate::lake::local::{TMP_PREFIX, TMP_SUFFIX};
 use crate::{Efmesh, Error};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use efmesh_core::model::maintenance::{self, LeftAlone, Maintenance};
 use efmesh_core::model::{ExternalSource, Kind, Model};
-use efmesh_core::model_sql::quote_literal as sql_literal;
 use efmesh_core::project::Project;
+use efmesh_core::sql::dialect::FileSql;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -175,7 +175,7 @@ pub type Hook<'a> = dyn FnMut(&Path) + 'a;
 impl Efmesh {
     /// Compact the files of the models with a `maintenance` policy (see [`crate::ops::compact`]).
     pub fn compact(&self, opts: &CompactOptions) -> Result<CompactReport, Error> {
-        compact(self.root(), self.project(), opts, &mut |_| {})
+        self.compact_with_hook(opts, &mut |_| {})
     }
 
     /// [`Efmesh::compact`], calling `hook` between the merge and the deletions of each partition.
@@ -184,20 +184,28 @@ impl Efmesh {
         opts: &CompactOptions,
         hook: &mut Hook<'_>,
     ) -> Result<CompactReport, Error> {
-        compact(self.root(), self.project(), opts, hook)
+        compact(
+            self.root(),
+            self.project(),
+            self.backends().scratch.as_ref(),
+            opts,
+            hook,
+        )
     }
 }
 
-/// Compact the project's models at `root` as `opts` says.
+/// Compact the project's models at `root` as `opts` says; `scratch` opens the engine that
+/// merges files (no warehouse needed).
 pub fn compact(
     root: &Path,
     project: &Project,
+    scratch: &dyn crate::engine::EngineFactory,
     opts: &CompactOptions,
     hook: &mut Hook<'_>,
 ) -> Result<CompactReport, Error> {
     let now = opts.now.unwrap_or_else(crate::util::clock::now).naive_utc();
     let models = select(project, &opts.models)?;
-    let mut engine: Option<DuckDbEngine> = None;
+    let mut engine: Option<Box<dyn Engine + Send>> = None;
     let mut partitions = vec![];
     for (m, policy) in models {
         let mut policy = policy.clone();
@@ -206,11 +214,7 @@ pub fn compact(
         }
         let engine = match &mut engine {
             Some(e) => e,
-            None => engine.insert(DuckDbEngine::open(
-                root,
-                ":memory:",
-                &project.config.engine,
-            )?),
+            None => engine.insert(scratch.open()?),
         };
         let mut model_run = ModelRun {
             root,
@@ -291,20 +295,13 @@ fn select<'a>(
     Ok(out)
 }
 
-/// One file of a partition, as listed before the merge.
-#[derive(Debug, Clone)]
-struct Listed {
-    path: PathBuf,
-    mtime: SystemTime,
-}
-
 struct ModelRun<'a> {
     root: &'a Path,
     model: &'a Model,
     policy: &'a Maintenance,
     now: NaiveDateTime,
     dry_run: bool,
-    engine: &'a mut DuckDbEngine,
+    engine: &'a mut Box<dyn Engine + Send>,
 }
 
 /// Temporary files of an earlier, killed run older than this are removed when their partition
@@ -312,6 +309,18 @@ struct ModelRun<'a> {
 const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(3600);
 
 impl ModelRun<'_> {
+    /// How the engine reads and writes parquet.
+    fn files(&self) -> Result<&'static dyn FileSql, crate::engine::EngineError> {
+        self.engine
+            .dialect()
+            .files()
+            .ok_or_else(|| crate::engine::EngineError::Feature {
+                engine: self.engine.name(),
+                feature: crate::engine::EngineFeature::FileSources,
+                detail: format!("compacting `{}` reads and writes parquet", self.model.name),
+            })
+    }
+
     fn run(&mut self, hook: &mut Hook<'_>) -> Result<Vec<PartitionReport>, Error> {
         let Kind::External {
             source: ExternalSource::Files { path, .. },
@@ -380,43 +389,7 @@ impl ModelRun<'_> {
                 "its path `{path}` would also match compaction's temporary files (`{TMP_PREFIX}*{TMP_SUFFIX}`), so readers could see a half-written file; end the glob with `*.parquet`"
             )));
         }
-        let mut groups: BTreeMap<PathBuf, Vec<Listed>> = BTreeMap::new();
-        if !base.is_dir() {
-            return Ok(groups);
-        }
-        for entry in walkdir::WalkDir::new(&base).follow_links(true) {
-            let entry = entry.map_err(|e| Error::Io {
-                path: e.path().unwrap_or(&base).to_path_buf(),
-                message: e.to_string(),
-            })?;
-            if !entry.file_type().is_file() {
-                continue;
-            }
-            let candidate = if absolute {
-                entry.path().to_string_lossy().replace('\\', "/")
-            } else {
-                let rel = entry.path().strip_prefix(self.root).unwrap_or(entry.path());
-                rel.components()
-                    .map(|c| c.as_os_str().to_string_lossy())
-                    .collect::<Vec<_>>()
-                    .join("/")
-            };
-            if !glob.is_match(&candidate) {
-                continue;
-            }
-            let mtime = std::fs::metadata(entry.path())
-                .and_then(|m| m.modified())
-                .map_err(|e| Error::io(entry.path(), e))?;
-            let dir = entry.path().parent().unwrap_or(&base).to_path_buf();
-            groups.entry(dir).or_default().push(Listed {
-                path: entry.path().to_path_buf(),
-                mtime,
-            });
-        }
-        for files in groups.values_mut() {
-            files.sort_by(|a, b| a.path.cmp(&b.path));
-        }
-        Ok(groups)
+        crate::lake::landing::matching(&base, self.root, absolute, &glob)
     }
 
     fn display(&self, p: &Path) -> String {
@@ -499,7 +472,7 @@ impl ModelRun<'_> {
         {
             return Ok(self.left_alone(dir, n, why));
         }
-        let source = read_source(&files);
+        let source = read_source(self.files()?, &files);
         let key = self.unique_key().to_vec();
         let q = |c: &String| self.engine.quote(c);
         let distinct = if key.is_empty() {
@@ -550,29 +523,28 @@ impl ModelRun<'_> {
             (r.files_after, r.rows_before, r.rows_after) = (1, Some(rows), Some(keep));
             return Ok(r);
         }
-        remove_stale_tmps(dir);
+        crate::lake::landing::remove_stale_tmps(dir, STALE_TMP);
         let tmp = crate::lake::local::temp_path(dir);
         let written = self.merge(&source, &key, &tmp);
         let merged_rows = match written {
             Ok(r) => r,
             Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
+                crate::lake::landing::discard(&tmp);
                 return Err(self.failed(dir, e.to_string()));
             }
         };
         hook(dir);
-        let name = match publish(&tmp, newest, &files) {
+        let name = match crate::lake::landing::publish(&tmp, newest, &files) {
             Ok(name) => name,
             Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
+                crate::lake::landing::discard(&tmp);
                 return Err(e);
             }
         };
         let dest = dir.join(&name);
         for f in files.iter().filter(|f| f.path != dest) {
-            match std::fs::remove_file(&f.path) {
+            match crate::lake::landing::remove(&f.path) {
                 Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => {
                     return Err(self.failed(
                         dir,
@@ -616,18 +588,23 @@ impl ModelRun<'_> {
                 key.iter().map(q).collect::<Vec<_>>().join(", ")
             )
         };
-        let tmp_lit = sql_literal(&tmp.display().to_string());
+        let files = self.files()?;
+        let tmp_path = tmp.display().to_string();
         self.engine.execute(
             &format!("compacting {}", self.model.name),
-            &format!(
-                "COPY (SELECT * FROM {source}{dedup} ORDER BY {order}) TO {tmp_lit} (FORMAT parquet)"
+            &files.copy_to_parquet(
+                &format!("SELECT * FROM {source}{dedup} ORDER BY {order}"),
+                &tmp_path,
             ),
         )?;
         Ok(self
             .engine
             .query(
                 "counting the merged rows",
-                &format!("SELECT count(*) FROM read_parquet({tmp_lit})"),
+                &format!(
+                    "SELECT count(*) FROM {}",
+                    files.read_parquet(std::slice::from_ref(&tmp_path))
+                ),
                 Some(1),
             )?
             .count())
@@ -636,62 +613,7 @@ impl ModelRun<'_> {
 
 /// `read_parquet` over exactly the listed files, columns matched by name, partition columns
 /// not added (they stay in the directory name).
-fn read_source(files: &[Listed]) -> String {
-    let list = files
-        .iter()
-        .map(|f| sql_literal(&f.path.display().to_string()))
-        .collect::<Vec<_>>()
-        .join(", ");
-    format!("read_parquet([{list}], union_by_name = true, hive_partitioning = false)")
-}
-
-/// fsync `tmp`, give it the newest mtime of the files it replaces, and rename it to its
-/// content address. Returns the published name.
-fn publish(tmp: &Path, mtime: SystemTime, listed: &[Listed]) -> Result<String, Error> {
-    fn io(p: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-        move |e| Error::io(p, e)
-    }
-    let bytes = std::fs::read(tmp).map_err(io(tmp))?;
-    let name = crate::lake::store::content_name(&bytes);
-    let dest = tmp.with_file_name(&name);
-    if dest.exists() && !listed.iter().any(|f| f.path == dest) {
-        // the same address must mean the same bytes; a different file is never overwritten
-        let existing = std::fs::read(&dest).map_err(io(&dest))?;
-        if existing != bytes {
-            return Err(Error::Io {
-                path: dest,
-                message: "a different file already has the merged file's content address; move it away and run compact again".into(),
-            });
-        }
-    }
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(tmp)
-        .map_err(io(tmp))?;
-    f.set_modified(mtime).map_err(io(tmp))?;
-    f.sync_all().map_err(io(tmp))?;
-    drop(f);
-    std::fs::rename(tmp, &dest).map_err(io(&dest))?;
-    crate::lake::local::sync_dir(dest.parent().unwrap_or(Path::new(".")))?;
-    Ok(name)
-}
-
-/// Remove temporary files a killed run left in `dir`, once they are an hour old.
-fn remove_stale_tmps(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > STALE_TMP);
-        if name.starts_with(TMP_PREFIX) && name.ends_with(TMP_SUFFIX) && old {
-            tracing::info!(file = %e.path().display(), "removing a temporary file of an earlier compaction");
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
+fn read_source(sql: &dyn FileSql, files: &[Listed]) -> String {
+    let paths: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
+    sql.read_parquet(&paths)
 }

@@ -31,12 +31,15 @@ pub fn holder_id() -> String {
         .or_else(|_| std::env::var("LOGNAME"))
         .or_else(|_| std::env::var("USERNAME"))
         .unwrap_or_else(|_| "unknown".into());
-    let host = std::fs::read_to_string("/etc/hostname")
-        .map(|h| h.trim().to_string())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "localhost".into());
+    let host = Some(
+        gethostname::gethostname()
+            .to_string_lossy()
+            .trim()
+            .to_string(),
+    )
+    .filter(|h| !h.is_empty())
+    .or_else(|| std::env::var("HOSTNAME").ok())
+    .unwrap_or_else(|| "localhost".into());
     format!("{user}@{host} pid {}", std::process::id())
 }
 
@@ -222,8 +225,7 @@ impl Drop for EnvLock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::sqlite::{SqliteBackend, SqliteState};
-    use crate::state::LockStore;
+    use crate::state::sqlite::SqliteBackend;
 
     #[test]
     fn a_holder_whose_lease_was_taken_trips_its_fence_instead_of_writing_on() {
@@ -241,7 +243,7 @@ mod tests {
             Err(Error::LockHeld { .. })
         ));
         // a stall: the lease lapses in the store and another process takes the lock
-        let mut other = SqliteState::open(&path).unwrap();
+        let mut other = backend.open().unwrap();
         rusqlite::Connection::open(&path)
             .unwrap()
             .execute(

@@ -34,7 +34,6 @@ mod yaml;
 
 pub use diff::{CellMismatch, DiffRow, Record, RowDiff, RowMismatch};
 
-use crate::engine::duckdb::DuckDbEngine;
 use crate::engine::{Engine, EngineError};
 use crate::Efmesh;
 use chrono::NaiveDateTime;
@@ -674,7 +673,7 @@ pub fn load_tests(root: &Path) -> Result<TestSuite, crate::Error> {
             .map(|c| c.as_os_str().to_string_lossy())
             .collect::<Vec<_>>()
             .join("/");
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::workspace::read::read_text(&path) {
             Ok(t) => t,
             Err(e) => {
                 suite.errors.push(TestError::file(
@@ -1036,7 +1035,7 @@ fn is_float(sql_type: &str) -> bool {
 
 /// The first value the engine cannot cast to its type, as a [`TestProblem::BadValue`].
 fn find_bad_value<'v>(
-    engine: &mut DuckDbEngine,
+    engine: &mut dyn Engine,
     values: impl IntoIterator<Item = &'v TypedValue>,
 ) -> Option<(TestProblem, Option<Pos>)> {
     for v in values {
@@ -1068,8 +1067,8 @@ fn find_bad_value<'v>(
 /// test would spend most of a test's time building DuckDB's catalog.
 fn execute(
     project: &Project,
-    root: &Path,
-    engine: &mut Option<DuckDbEngine>,
+    scratch: &dyn crate::engine::EngineFactory,
+    engine: &mut Option<Box<dyn Engine + Send>>,
     p: &Prepared,
 ) -> Result<RowDiff, TestError> {
     let case = p.case;
@@ -1093,9 +1092,7 @@ fn execute(
     };
     let engine = match engine {
         Some(e) => e,
-        None => engine.insert(
-            DuckDbEngine::open(root, ":memory:", &project.config.engine).map_err(engine_error)?,
-        ),
+        None => engine.insert(scratch.open().map_err(engine_error)?),
     };
     let context = format!("testing {}", m.name);
     let ran = engine
@@ -1104,7 +1101,7 @@ fn execute(
     let (described, actual) = match ran {
         Ok(r) => r,
         Err(e) => {
-            return Err(match find_bad_value(engine, &p.values) {
+            return Err(match find_bad_value(engine.as_mut(), &p.values) {
                 Some((problem, pos)) => case.error(problem, pos),
                 None => engine_error(e),
             })
@@ -1187,7 +1184,7 @@ fn execute(
                         })
                     })
                     .collect();
-                return Err(match find_bad_value(engine, &typed) {
+                return Err(match find_bad_value(engine.as_mut(), &typed) {
                     Some((problem, pos)) => case.error(problem, pos),
                     None => engine_error(e),
                 });
@@ -1240,12 +1237,17 @@ pub fn test_model(project: &Efmesh, case: &TestCase) -> Result<TestOutcome, Test
 /// [`test_model`] on a given engine (`None`: open a fresh one and leave it there).
 fn run_case(
     project: &Efmesh,
-    engine: &mut Option<DuckDbEngine>,
+    engine: &mut Option<Box<dyn Engine + Send>>,
     case: &TestCase,
 ) -> Result<TestOutcome, TestError> {
     let started = Instant::now();
     let prepared = prepare(project.project(), case).map_err(|mut e| e.remove(0))?;
-    let diff = execute(project.project(), project.root(), engine, &prepared)?;
+    let diff = execute(
+        project.project(),
+        project.backends().scratch.as_ref(),
+        engine,
+        &prepared,
+    )?;
     Ok(TestOutcome {
         name: case.name.clone(),
         model: project.project().models[prepared.model].name.clone(),
@@ -1300,7 +1302,11 @@ pub fn run_tests(project: &Efmesh, cases: &[&TestCase]) -> Vec<TestReport> {
 }
 
 /// Run one test and turn its outcome into a report.
-fn report(project: &Efmesh, engine: &mut Option<DuckDbEngine>, case: &TestCase) -> TestReport {
+fn report(
+    project: &Efmesh,
+    engine: &mut Option<Box<dyn Engine + Send>>,
+    case: &TestCase,
+) -> TestReport {
     let started = Instant::now();
     let result = run_case(project, engine, case);
     let mut r = TestReport {

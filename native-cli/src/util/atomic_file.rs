@@ -17,6 +17,12 @@ fn temp_for(dest: &Path) -> PathBuf {
     dest.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
 }
 
+/// The current content of a file written through [`write`], or `None` when there is none:
+/// readers of such files (the metrics textfile's previous samples) come here too.
+pub fn read(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
 /// Replace `dest` with `bytes`. The error names the file that could not be written; the
 /// temporary file is removed on failure.
 pub fn write(dest: &Path, bytes: &[u8]) -> Result<(), (PathBuf, std::io::Error)> {

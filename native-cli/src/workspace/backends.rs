@@ -24,6 +24,9 @@ pub struct Backends {
     pub state: Arc<dyn StateBackend>,
     /// Where `target parquet` versions are published (`[lake] path`), if configured.
     pub lake: Option<Arc<dyn LakeStore>>,
+    /// An engine of the same kind over no database, for work that needs SQL but not the
+    /// warehouse: unit tests over fixture rows, compaction of landing zones.
+    pub scratch: Arc<dyn EngineFactory>,
 }
 
 impl std::fmt::Debug for Backends {
@@ -38,19 +41,22 @@ impl std::fmt::Debug for Backends {
 
 /// The backends `config` names, for the project at `root`.
 pub fn open(root: &Path, config: &Config) -> Result<Backends, Error> {
-    let engine: Arc<dyn EngineFactory> = match &config.engine.target {
-        EngineTarget::Duckdb { path } => Arc::new(DuckDbFactory {
-            root: root.to_path_buf(),
-            path: path.clone(),
-            config: config.engine.clone(),
-        }),
-        // refused by `check` already; a library caller may still build such a config
-        EngineTarget::Postgres { .. } => {
-            return Err(Error::Unsupported(
-                "the PostgreSQL engine is not built yet; use `[engine] duckdb = \"...\"`".into(),
-            ))
-        }
+    let duckdb = |path: &str| DuckDbFactory {
+        root: root.to_path_buf(),
+        path: path.to_string(),
+        config: config.engine.clone(),
     };
+    let (engine, scratch): (Arc<dyn EngineFactory>, Arc<dyn EngineFactory>) =
+        match &config.engine.target {
+            EngineTarget::Duckdb { path } => (Arc::new(duckdb(path)), Arc::new(duckdb(":memory:"))),
+            // refused by `check` already; a library caller may still build such a config
+            EngineTarget::Postgres { .. } => {
+                return Err(Error::Unsupported(
+                    "the PostgreSQL engine is not built yet; use `[engine] duckdb = \"...\"`"
+                        .into(),
+                ))
+            }
+        };
     let lake = config
         .lake_path
         .as_ref()
@@ -59,6 +65,7 @@ pub fn open(root: &Path, config: &Config) -> Result<Backends, Error> {
         engine,
         state: state(root, config)?,
         lake,
+        scratch,
     })
 }
 

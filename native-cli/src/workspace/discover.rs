@@ -66,3 +66,17 @@ pub fn matching_files(root: &Path, globs: &[String]) -> Result<Vec<String>, Erro
     out.sort();
     Ok(out)
 }
+
+/// `path` with links and `..` resolved, or as given when it cannot be (what a crontab line
+/// should call).
+pub fn resolve(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The project's log folder (`.efmesh/logs`), created when missing: where scheduled ticks
+/// append their output.
+pub fn logs_dir(root: &Path) -> Result<PathBuf, Error> {
+    let logs = root.join(".efmesh/logs");
+    std::fs::create_dir_all(&logs).map_err(|e| Error::io(&logs, e))?;
+    Ok(logs)
+}

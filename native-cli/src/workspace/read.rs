@@ -181,3 +181,8 @@ pub(crate) fn read_sources(
     }
     Ok(Ok((config_text, sources)))
 }
+
+/// A project file other than models and audits (unit-test YAML), as text.
+pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
+    std::fs::read_to_string(path)
+}

@@ -202,7 +202,7 @@ fn current_exe() -> Result<PathBuf, Error> {
         message: format!("cannot tell where this efmesh executable is: {e}"),
         help: None,
     })?;
-    Ok(std::fs::canonicalize(&exe).unwrap_or(exe))
+    Ok(crate::workspace::discover::resolve(&exe))
 }
 
 /// Register `efmesh run <env>` for the project at (or above) `dir` in the user's crontab at
@@ -210,8 +210,7 @@ fn current_exe() -> Result<PathBuf, Error> {
 pub fn schedule(dir: &Path, env: &str, cron: Option<&str>) -> Result<ScheduleReport, Error> {
     let cron = CronExpr::parse(cron.unwrap_or(DEFAULT_CRON))?;
     let target = Target::find(dir, env)?;
-    let logs = target.root.join(".efmesh/logs");
-    std::fs::create_dir_all(&logs).map_err(|e| Error::io(&logs, e))?;
+    crate::workspace::discover::logs_dir(&target.root)?;
     let line = target.line(&cron, &current_exe()?);
     let crontab = Crontab::new();
     let table = crontab.read()?;
