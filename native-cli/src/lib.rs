@@ -27,23 +27,37 @@
 //! ```
 #![warn(missing_docs)]
 
+// The seams (engine, state store, lake store) are public, so a backend can live outside this
+// crate; everything else is reached through the re-exports below.
 pub mod cli;
 pub mod engine;
-pub mod error;
-pub mod exec;
-pub mod lake;
-pub mod ops;
+mod error;
+mod exec;
+mod lake;
+mod ops;
 pub mod state;
 pub mod testing;
-pub mod util;
-pub mod workspace;
+mod util;
+mod workspace;
 
 pub use efmesh_core as core;
 pub use efmesh_core::plan::Plan;
-pub use error::{CheckFailure, Error};
-pub use exec::apply::{os_user, ApplyOptions, ApplyOutcome};
-pub use ops::compact::{CompactOptions, CompactReport};
-pub use ops::janitor::{JanitorOptions, JanitorReport};
+pub use error::{CheckFailure, Error, SeedBadValue};
+pub use exec::apply::{
+    os_user, ApplyOptions, ApplyOutcome, BatchDone, BatchProgress, ProgressHook,
+};
+pub use exec::audits::{AuditResult, AuditStatus};
+pub use lake::local::LocalFs;
+pub use lake::store::{Entry as LakeEntry, LakeStore, Scratch};
+pub use ops::audit::AuditReport;
+pub use ops::compact::{CompactOptions, CompactReport, PartitionReport};
+pub use ops::janitor::{Collected, JanitorOptions, JanitorReport};
+pub use ops::lock::{EnvLock, Fence};
+pub use ops::passport::{ModelPassport, PassportReport};
+pub use ops::restate::{RestateReport, Restated};
+pub use ops::run::{run_dir, RunOptions, RunReport};
+pub use ops::status::{ModelLag, StatusReport};
+pub use workspace::backends::Backends;
 pub use workspace::{
     check, migrate, plan_dir, state_for_dir, CheckReport, Efmesh, Graph, GraphModel, RenderOptions,
     Rendered,

@@ -13,7 +13,7 @@ use super::{hash_payload, payload_with};
 use crate::model::{Kind, Model};
 use serde::Serialize;
 
-/// The oldest algorithm [`fingerprints`] can reproduce.
+/// The oldest algorithm [`fingerprint`] can reproduce.
 pub const OLDEST: u32 = 1;
 
 /// The kind as version 1 serialized it: `batch_size` was part of the kind.

@@ -285,8 +285,8 @@ pub fn has_physics(kind: &Kind) -> bool {
 }
 
 /// Compute the plan for `env`: for each model in topological order, how it changed
-/// ([`classify`]), the operator's overrides ([`overrides`]), where its data lives
-/// ([`physics`]), and what is due ([`batches`]); then the plan's warnings and the models the
+/// (`classify.rs`), the operator's overrides (`overrides.rs`), where its data lives
+/// (`physics.rs`), and what is due (`batches.rs`); then the plan's warnings and the models the
 /// environment serves that the project no longer has.
 pub fn plan(
     project: &Project,

@@ -49,7 +49,7 @@ pub struct AuditResult {
     pub status: AuditStatus,
     /// How many violations (rows of the audit query, or holes for a gate).
     pub violations: u64,
-    /// Up to [`SAMPLE_ROWS`] violating rows, values as text (NULL is `None`).
+    /// Up to five (`SAMPLE_ROWS`) violating rows, values as text (NULL is `None`).
     pub sample: Rows,
     /// For a skipped audit, why; for a gate, where the first hole is.
     pub note: Option<String>,

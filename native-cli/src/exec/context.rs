@@ -61,7 +61,7 @@ pub struct BatchProgress<'a> {
     pub total: usize,
 }
 
-/// A callback for [`BatchProgress`]: a newtype so [`ApplyOptions`] stays `Debug` and `Clone`.
+/// A callback for [`BatchProgress`]: a newtype so `ApplyOptions` stays `Debug` and `Clone`.
 #[derive(Clone)]
 pub struct ProgressHook(pub std::sync::Arc<dyn Fn(BatchProgress<'_>) + Send + Sync>);
 

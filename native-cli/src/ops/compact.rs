@@ -173,7 +173,7 @@ impl std::fmt::Display for CompactReport {
 pub type Hook<'a> = dyn FnMut(&Path) + 'a;
 
 impl Efmesh {
-    /// Compact the files of the models with a `maintenance` policy (see [`crate::ops::compact`]).
+    /// Compact the files of the models with a `maintenance` policy (`efmesh compact`).
     pub fn compact(&self, opts: &CompactOptions) -> Result<CompactReport, Error> {
         self.compact_with_hook(opts, &mut |_| {})
     }

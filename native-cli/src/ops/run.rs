@@ -140,7 +140,7 @@ impl RunReport {
     }
 }
 
-/// One tick of `env` for the project at (or above) `dir`: [`run`] when the project loads;
+/// One tick of `env` for the project at (or above) `dir`: `Efmesh::run` when the project loads;
 /// when it does not (a model that no longer checks), the failure is journaled through the
 /// config alone, so `efmesh status` still sees that the last tick failed.
 pub fn run_dir(dir: &std::path::Path, env: &str, opts: &RunOptions) -> (RunReport, Option<Error>) {

@@ -278,7 +278,7 @@ impl Efmesh {
         )
     }
 
-    /// One unattended tick of `env` (see [`crate::ops::run::run`]).
+    /// One unattended tick of `env`: what became due, under the lock, journaled.
     pub fn run(
         &self,
         env: &str,
@@ -287,7 +287,7 @@ impl Efmesh {
         crate::ops::run::run(self, env, opts)
     }
 
-    /// Whether `env` is healthy, and why not (see [`crate::ops::status::status`]).
+    /// Whether `env` is healthy, and why not.
     pub fn status(&self, env: &str) -> Result<crate::ops::status::StatusReport, Error> {
         naming::validate_env(env).map_err(|e| Error::Argument {
             message: e.to_string(),

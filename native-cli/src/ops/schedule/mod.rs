@@ -45,7 +45,7 @@ mod systemd;
 
 pub use cron::CronExpr;
 use crontab::{parse_line, rewrite, Crontab, ParsedLine};
-pub use systemd::{systemd_units, SystemdUnits};
+pub use systemd::systemd_units;
 
 /// One efmesh line of the crontab, as `--list` shows it.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
