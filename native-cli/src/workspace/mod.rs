@@ -2,12 +2,14 @@
 //! over all of that.
 
 pub mod backends;
+mod builder;
 pub mod discover;
 pub mod init;
 pub mod plan_cache;
 mod project;
 pub(crate) mod read;
 
+pub use builder::{ModelDef, ProjectBuilder};
 pub use project::{
     migrate, plan_dir, state_for_dir, Efmesh, Graph, GraphModel, RenderOptions, Rendered,
 };

@@ -144,11 +144,22 @@ pub(crate) type ConfigFailure = (Vec<Diagnostic>, BTreeMap<String, String>);
 pub(crate) fn read_sources(
     root: &Path,
 ) -> Result<Result<(String, ProjectSources), ConfigFailure>, Error> {
+    let p = root.join(CONFIG_FILE);
+    let config_text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
+    sources_for(root, config_text, true)
+}
+
+/// The project `config_text` describes at `root`: its model, audit and `external_models.yaml`
+/// files read when `files` (a project defined in code may have none).
+pub(crate) fn sources_for(
+    root: &Path,
+    config_text: String,
+    files: bool,
+) -> Result<Result<(String, ProjectSources), ConfigFailure>, Error> {
     let read = |rel: &str| -> Result<String, Error> {
         let p = root.join(rel);
         std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))
     };
-    let config_text = read(CONFIG_FILE)?;
     let config = match Config::parse(CONFIG_FILE, &config_text, &process_env) {
         Ok(c) => c,
         Err(diagnostics) => {
@@ -164,6 +175,9 @@ pub(crate) fn read_sources(
         audits: vec![],
         external_models: None,
     };
+    if !files {
+        return Ok(Ok((config_text, sources)));
+    }
     for path in discover::matching_files(root, &config.model_globs)? {
         let text = read(&path)?;
         sources.models.push(SourceText { path, text });
