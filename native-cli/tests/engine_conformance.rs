@@ -32,7 +32,9 @@ fn factories(dir: &Path) -> Vec<Box<dyn EngineFactory>> {
 fn for_every_engine(check: impl Fn(&mut dyn Engine)) {
     let dir = tempfile::tempdir().unwrap();
     for f in factories(dir.path()) {
-        let mut engine = f.open().unwrap_or_else(|e| panic!("{} does not open: {e}", f.name()));
+        let mut engine = f
+            .open()
+            .unwrap_or_else(|e| panic!("{} does not open: {e}", f.name()));
         assert_eq!(engine.dialect().name(), f.dialect().name());
         let schema = f.dialect().create_schema("_efmesh");
         engine.execute("schema", &schema).unwrap();
@@ -60,17 +62,30 @@ fn builds_a_table_whole_and_a_view_over_it() {
     for_every_engine(|e| {
         let d = e.dialect();
         let select = "SELECT range AS id, range * 2 AS v FROM range(5)";
-        e.execute("full", &materialize::full::create(d, "_efmesh.t_full", select))
-            .unwrap();
+        e.execute(
+            "full",
+            &materialize::full::create(d, "_efmesh.t_full", select),
+        )
+        .unwrap();
         assert_eq!(one(e, "SELECT sum(v) FROM _efmesh.t_full"), "20");
         e.execute(
             "view",
-            &materialize::view::create(d, "_efmesh.t_view", "SELECT id FROM _efmesh.t_full WHERE v > 4"),
+            &materialize::view::create(
+                d,
+                "_efmesh.t_view",
+                "SELECT id FROM _efmesh.t_full WHERE v > 4",
+            ),
         )
         .unwrap();
         assert_eq!(one(e, "SELECT count(*) FROM _efmesh.t_view"), "2");
-        assert_eq!(e.relation_kind("_efmesh.t_full").unwrap(), Some(RelationKind::Table));
-        assert_eq!(e.relation_kind("_efmesh.t_view").unwrap(), Some(RelationKind::View));
+        assert_eq!(
+            e.relation_kind("_efmesh.t_full").unwrap(),
+            Some(RelationKind::Table)
+        );
+        assert_eq!(
+            e.relation_kind("_efmesh.t_view").unwrap(),
+            Some(RelationKind::View)
+        );
         assert_eq!(e.relation_kind("_efmesh.nope").unwrap(), None);
         let cols: Vec<String> = e
             .table_columns("_efmesh.t_full")
@@ -87,16 +102,29 @@ fn time_range_batches_replace_exactly_their_range() {
     for_every_engine(|e| {
         let d = e.dialect();
         let q = "SELECT range AS id, TIMESTAMP '2026-01-01' + to_hours(range) AS ts FROM range(72)";
-        e.execute("create", &materialize::time_range::create(d, "_efmesh.t_tr", q))
-            .unwrap();
-        assert_eq!(one(e, "SELECT count(*) FROM _efmesh.t_tr"), "0", "created empty");
+        e.execute(
+            "create",
+            &materialize::time_range::create(d, "_efmesh.t_tr", q),
+        )
+        .unwrap();
+        assert_eq!(
+            one(e, "SELECT count(*) FROM _efmesh.t_tr"),
+            "0",
+            "created empty"
+        );
         let b1 = Range::new(day("2026-01-01"), day("2026-01-02"));
         let b2 = Range::new(day("2026-01-02"), day("2026-01-03"));
         for b in [b1, b2, b1] {
-            run(e, &materialize::time_range::batch(d, "_efmesh.t_tr", q, "ts", b));
+            run(
+                e,
+                &materialize::time_range::batch(d, "_efmesh.t_tr", q, "ts", b),
+            );
         }
         assert_eq!(
-            one(e, "SELECT count(*) || '/' || count(DISTINCT id) FROM _efmesh.t_tr"),
+            one(
+                e,
+                "SELECT count(*) || '/' || count(DISTINCT id) FROM _efmesh.t_tr"
+            ),
             "48/48",
             "a recomputed batch never duplicates rows"
         );
@@ -109,13 +137,25 @@ fn unique_key_batches_upsert_and_refuse_duplicate_keys() {
         let d = e.dialect();
         let v1 = "SELECT * FROM (VALUES (1, 'a'), (2, 'b')) t(id, name)";
         let v2 = "SELECT * FROM (VALUES (2, 'B'), (3, 'c')) t(id, name)";
-        e.execute("create", &materialize::time_range::create(d, "_efmesh.t_uk", v1))
-            .unwrap();
+        e.execute(
+            "create",
+            &materialize::time_range::create(d, "_efmesh.t_uk", v1),
+        )
+        .unwrap();
         let key = ["id".to_string()];
-        run(e, &materialize::unique_key::batch(d, "_efmesh.t_uk", v1, &key));
-        run(e, &materialize::unique_key::batch(d, "_efmesh.t_uk", v2, &key));
+        run(
+            e,
+            &materialize::unique_key::batch(d, "_efmesh.t_uk", v1, &key),
+        );
+        run(
+            e,
+            &materialize::unique_key::batch(d, "_efmesh.t_uk", v2, &key),
+        );
         assert_eq!(
-            one(e, "SELECT string_agg(id || name, ',' ORDER BY id) FROM _efmesh.t_uk"),
+            one(
+                e,
+                "SELECT string_agg(id || name, ',' ORDER BY id) FROM _efmesh.t_uk"
+            ),
             "1a,2B,3c"
         );
         let dup = "SELECT * FROM (VALUES (4, 'x'), (4, 'y')) t(id, name)";
@@ -123,7 +163,11 @@ fn unique_key_batches_upsert_and_refuse_duplicate_keys() {
         let all: Vec<String> = w.statements.iter().chain(&w.cleanup).cloned().collect();
         let err = e.transaction("dup", &all).unwrap_err().to_string();
         assert!(err.contains("duplicate unique_key (id)"), "{err}");
-        assert_eq!(one(e, "SELECT count(*) FROM _efmesh.t_uk"), "3", "nothing of it was kept");
+        assert_eq!(
+            one(e, "SELECT count(*) FROM _efmesh.t_uk"),
+            "3",
+            "nothing of it was kept"
+        );
     });
 }
 
@@ -167,8 +211,11 @@ fn promotion_swaps_views_in_one_transaction_and_failures_leave_nothing() {
     for_every_engine(|e| {
         let d = e.dialect();
         for (t, n) in [("_efmesh.v1", 1), ("_efmesh.v2", 2)] {
-            e.execute("t", &materialize::full::create(d, t, &format!("SELECT {n} AS version")))
-                .unwrap();
+            e.execute(
+                "t",
+                &materialize::full::create(d, t, &format!("SELECT {n} AS version")),
+            )
+            .unwrap();
         }
         let swap = |e: &mut dyn Engine, target: &str| {
             let statements = vec![
@@ -187,7 +234,11 @@ fn promotion_swaps_views_in_one_transaction_and_failures_leave_nothing() {
             "SELECT * FROM nowhere".to_string(),
         ];
         assert!(e.transaction("bad", &bad).is_err());
-        assert_eq!(one(e, "SELECT version FROM dev__s.m"), "2", "the swap did not happen");
+        assert_eq!(
+            one(e, "SELECT version FROM dev__s.m"),
+            "2",
+            "the swap did not happen"
+        );
         e.execute("drop", &d.drop(RelationKind::View, "dev__s.m", true))
             .unwrap();
         assert_eq!(e.relation_kind("dev__s.m").unwrap(), None);
@@ -198,10 +249,16 @@ fn promotion_swaps_views_in_one_transaction_and_failures_leave_nothing() {
 fn another_connection_sees_the_same_database() {
     for_every_engine(|e| {
         let d = e.dialect();
-        e.execute("t", &materialize::full::create(d, "_efmesh.shared", "SELECT 42 AS answer"))
-            .unwrap();
+        e.execute(
+            "t",
+            &materialize::full::create(d, "_efmesh.shared", "SELECT 42 AS answer"),
+        )
+        .unwrap();
         let mut other = e.another_connection().unwrap();
-        assert_eq!(one(other.as_mut(), "SELECT answer FROM _efmesh.shared"), "42");
+        assert_eq!(
+            one(other.as_mut(), "SELECT answer FROM _efmesh.shared"),
+            "42"
+        );
         assert_eq!(
             other.describe("SELECT answer FROM _efmesh.shared").unwrap()[0].0,
             "answer"

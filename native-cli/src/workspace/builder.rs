@@ -27,7 +27,6 @@
 use super::read;
 use super::Efmesh;
 use crate::{CheckFailure, Error};
-use efmesh_core::config::CONFIG_FILE;
 use efmesh_core::project::SourceText;
 use std::path::{Path, PathBuf};
 
@@ -176,14 +175,12 @@ impl ProjectBuilder {
 
     /// Check the project and open it; [`Error::Invalid`] carries every diagnostic.
     pub fn open(self) -> Result<Efmesh, Error> {
-        let on_disk = self.root.join(CONFIG_FILE);
-        let has_file = on_disk.is_file();
-        let config_text = match self.config {
-            Some(t) => t,
-            None if has_file => {
-                std::fs::read_to_string(&on_disk).map_err(|e| Error::io(&on_disk, e))?
-            }
-            None => "[project]\nname = \"efmesh\"\n".to_string(),
+        let on_disk = read::config_text(&self.root)?;
+        let has_file = on_disk.is_some();
+        let config_text = match (self.config, on_disk) {
+            (Some(t), _) => t,
+            (None, Some(t)) => t,
+            (None, None) => "[project]\nname = \"efmesh\"\n".to_string(),
         };
         let files = self.files.unwrap_or(has_file);
         let (config_text, mut sources) = read::sources_for(&self.root, config_text, files)?

@@ -200,3 +200,13 @@ pub(crate) fn sources_for(
 pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
     std::fs::read_to_string(path)
 }
+
+/// The text of `root`'s `efmesh.toml`, or `None` when it has none.
+pub(crate) fn config_text(root: &Path) -> Result<Option<String>, Error> {
+    let p = root.join(CONFIG_FILE);
+    match std::fs::read_to_string(&p) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(&p, e)),
+    }
+}
