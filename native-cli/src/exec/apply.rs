@@ -211,59 +211,9 @@ pub fn apply_plan(
         audits_run += done.audits_run;
     }
 
-    // reused physics that this promotion changes (a metadata change, a dev version going to
-    // prod) meets the whole-table audits the new version declares before it is served
-    for a in plan.actions.iter().filter(|a| {
-        !a.build
-            && a.batches.is_empty()
-            && !matches!(a.category, Category::Unchanged | Category::Removed)
-    }) {
-        let (Some(i), Some(physical)) = (project.index_of(&a.model), names.get(&a.model)) else {
-            continue;
-        };
-        let m = &project.models[i];
-        let whole = crate::exec::audited::ModelAudits::of(project, m).whole;
-        if whole.is_empty() {
-            continue;
-        }
-        let resolve = crate::exec::audited::physical_resolver(project, &names);
-        let (start, end) = (
-            project.history_start(i).unwrap_or_default(),
-            crate::exec::render::complete_until(m, now),
-        );
-        let target = audits::Target {
-            env: &plan.env,
-            model: &a.model,
-            relation: physical,
-            over: "whole",
-            dialect: project.config.dialect(),
-            resolve: &resolve,
-            interval: Range::new(start, end),
-        };
-        audits_run += crate::exec::audited::run_whole(
-            engine,
-            &whole,
-            &target,
-            &plan.env,
-            &mut audit_warnings,
-        )?;
-    }
-
-    // a published version that did not change still carries an effective passport, which
-    // moves when its ancestors do: republish those manifests
+    audits_run += audit_reused_physics(&cx, plan, now, engine, &mut audit_warnings)?;
     if !built.is_empty() || !batches.is_empty() {
-        for a in plan
-            .actions
-            .iter()
-            .filter(|a| !a.build && a.batches.is_empty() && a.category != Category::Removed)
-        {
-            let Some(i) = project.index_of(&a.model) else {
-                continue;
-            };
-            if is_parquet(project, i) && lake.dir(i)?.manifest()?.is_some() {
-                lake.refresh_manifest(engine, state, i)?;
-            }
-        }
+        republish_moved_passports(&cx, plan, engine, state)?;
     }
 
     // swap the environment's views in one transaction
@@ -271,15 +221,7 @@ pub fn apply_plan(
     if !statements.is_empty() {
         engine.transaction(&format!("promoting to {}", plan.env), &statements)?;
     }
-    let summary = serde_json::json!({
-        "counts": plan.counts().into_iter().map(|(c, n)| (c.label().to_string(), n)).collect::<std::collections::BTreeMap<_, _>>(),
-        "built": built,
-        "auditsRun": audits_run,
-        "auditWarnings": audit_warnings.len(),
-        "forwardOnly": plan.actions.iter().filter(|a| a.forward_only).map(|a| a.model.clone()).collect::<Vec<_>>(),
-        "reclassified": plan.actions.iter().filter(|a| a.explain.iter().any(|e| e.starts_with("reclassified as"))).map(|a| serde_json::json!({"model": a.model, "category": a.category.label()})).collect::<Vec<_>>(),
-        "changed": plan.actions.iter().filter(|a| a.category != Category::Unchanged).map(|a| serde_json::json!({"model": a.model, "category": a.category.label(), "fingerprint": a.fingerprint})).collect::<Vec<_>>(),
-    });
+    let summary = journal_summary(plan, &built, audits_run, audit_warnings.len());
     let journal = JournalEntry {
         env: plan.env.clone(),
         summary,
@@ -300,6 +242,91 @@ pub fn apply_plan(
         audit_warnings,
         promoted: true,
         statements: engine.statements_issued() - start_statements,
+    })
+}
+
+/// Reused physics that this promotion changes (a metadata change, a dev version going to
+/// prod) meets the whole-table audits the new version declares before it is served; how many
+/// audits ran.
+fn audit_reused_physics(
+    cx: &BatchContext,
+    plan: &Plan,
+    now: DateTime<Utc>,
+    engine: &mut dyn Engine,
+    warnings: &mut Vec<AuditResult>,
+) -> Result<u64, Error> {
+    let project = cx.project;
+    let mut audits_run = 0;
+    for a in plan.actions.iter().filter(|a| {
+        !a.build
+            && a.batches.is_empty()
+            && !matches!(a.category, Category::Unchanged | Category::Removed)
+    }) {
+        let (Some(i), Some(physical)) = (project.index_of(&a.model), cx.names.get(&a.model)) else {
+            continue;
+        };
+        let m = &project.models[i];
+        let whole = crate::exec::audited::ModelAudits::of(project, m).whole;
+        if whole.is_empty() {
+            continue;
+        }
+        let resolve = crate::exec::audited::physical_resolver(project, cx.names);
+        let target = audits::Target {
+            env: &plan.env,
+            model: &a.model,
+            relation: physical,
+            over: "whole",
+            dialect: project.config.dialect(),
+            resolve: &resolve,
+            interval: Range::new(
+                project.history_start(i).unwrap_or_default(),
+                crate::exec::render::complete_until(m, now),
+            ),
+        };
+        audits_run +=
+            crate::exec::audited::run_whole(engine, &whole, &target, &plan.env, warnings)?;
+    }
+    Ok(audits_run)
+}
+
+/// A published version that did not change still carries an effective passport, which moves
+/// when its ancestors do: republish those manifests.
+fn republish_moved_passports(
+    cx: &BatchContext,
+    plan: &Plan,
+    engine: &mut dyn Engine,
+    state: &mut dyn StateStore,
+) -> Result<(), Error> {
+    for a in plan
+        .actions
+        .iter()
+        .filter(|a| !a.build && a.batches.is_empty() && a.category != Category::Removed)
+    {
+        let Some(i) = cx.project.index_of(&a.model) else {
+            continue;
+        };
+        if is_parquet(cx.project, i) && cx.lake.dir(i)?.manifest()?.is_some() {
+            cx.lake.refresh_manifest(engine, state, i)?;
+        }
+    }
+    Ok(())
+}
+
+/// What the plans journal records about an applied plan.
+fn journal_summary(
+    plan: &Plan,
+    built: &[String],
+    audits_run: u64,
+    audit_warnings: usize,
+) -> serde_json::Value {
+    serde_json::json!({
+        "counts": plan.counts().into_iter().map(|(c, n)| (c.label().to_string(), n)).collect::<std::collections::BTreeMap<_, _>>(),
+        "built": built,
+        "auditsRun": audits_run,
+        "auditWarnings": audit_warnings,
+        "forwardOnly": plan.actions.iter().filter(|a| a.forward_only).map(|a| a.model.clone()).collect::<Vec<_>>(),
+        "reclassified": plan.actions.iter().filter(|a| a.explain.iter().any(|e| e.starts_with("reclassified as"))).map(|a| serde_json::json!({"model": a.model, "category": a.category.label()})).collect::<Vec<_>>(),
+        "changed": plan.actions.iter().filter(|a| a.category != Category::Unchanged).map(|a| serde_json::json!({"model": a.model, "category": a.category.label(), "fingerprint": a.fingerprint})).collect::<Vec<_>>(),
     })
 }
 
