@@ -39,20 +39,13 @@ pub struct MaterializeError(pub String);
 /// The statement that creates a model's physics at `physical` from its rendered `select`:
 /// a view, a table built whole, or an empty table shaped like the query that batches fill.
 pub fn create(d: &dyn SqlDialect, kind: &Kind, physical: &str, select: &str) -> String {
+    if let Some((valid_from, valid_to)) = kind.validity_columns() {
+        return scd2::create(d, physical, select, valid_from, valid_to);
+    }
     match kind {
         Kind::View {
             materialized: false,
         } => view::create(d, physical, select),
-        Kind::ScdType2 {
-            valid_from_name,
-            valid_to_name,
-            ..
-        }
-        | Kind::ScdType2ByColumn {
-            valid_from_name,
-            valid_to_name,
-            ..
-        } => scd2::create(d, physical, select, valid_from_name, valid_to_name),
         Kind::IncrementalByTimeRange { .. } | Kind::IncrementalByUniqueKey { .. } => {
             time_range::create(d, physical, select)
         }

@@ -148,6 +148,24 @@ impl Kind {
         }
     }
 
+    /// An SCD type 2 kind's validity columns (`valid_from`, `valid_to`), which efmesh adds to
+    /// the query's own.
+    pub fn validity_columns(&self) -> Option<(&str, &str)> {
+        match self {
+            Kind::ScdType2 {
+                valid_from_name,
+                valid_to_name,
+                ..
+            }
+            | Kind::ScdType2ByColumn {
+                valid_from_name,
+                valid_to_name,
+                ..
+            } => Some((valid_from_name, valid_to_name)),
+            _ => None,
+        }
+    }
+
     /// Whether models of this kind are defined by a query (SEED and EXTERNAL are not).
     pub fn has_query(&self) -> bool {
         !matches!(self, Kind::Seed { .. } | Kind::External { .. })

@@ -225,19 +225,9 @@ pub(crate) fn evolve_schema(
     let m = &project.models[i];
     let sql = render.at_edge(i, now)?;
     let mut wanted = engine.describe(&sql)?;
-    if let Kind::ScdType2 {
-        valid_from_name,
-        valid_to_name,
-        ..
-    }
-    | Kind::ScdType2ByColumn {
-        valid_from_name,
-        valid_to_name,
-        ..
-    } = &m.kind
-    {
-        wanted.push((valid_from_name.clone(), "TIMESTAMP".into()));
-        wanted.push((valid_to_name.clone(), "TIMESTAMP".into()));
+    if let Some((valid_from, valid_to)) = m.kind.validity_columns() {
+        wanted.push((valid_from.to_string(), "TIMESTAMP".into()));
+        wanted.push((valid_to.to_string(), "TIMESTAMP".into()));
     }
     let existing = engine.table_columns(physical)?;
     let added = materialize::evolve::add_columns(engine.dialect(), physical, &wanted, &existing)
@@ -286,19 +276,11 @@ fn check_contract(
         },
         other => Error::Engine(other),
     })?;
-    let managed: Vec<&str> = match &m.kind {
-        Kind::ScdType2 {
-            valid_from_name,
-            valid_to_name,
-            ..
-        }
-        | Kind::ScdType2ByColumn {
-            valid_from_name,
-            valid_to_name,
-            ..
-        } => vec![valid_from_name, valid_to_name],
-        _ => vec![],
-    };
+    let managed: Vec<&str> = m
+        .kind
+        .validity_columns()
+        .map(|(f, t)| vec![f, t])
+        .unwrap_or_default();
     let declared: Vec<(String, String)> = declared
         .iter()
         .map(|c| (c.name.clone(), c.sql_type.clone()))

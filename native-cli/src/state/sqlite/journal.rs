@@ -1,24 +1,8 @@
 //! The runs journal, in SQLite.
 
-#[allow(unused_imports)]
-use super::{
-    edge, parse_edge, parse_ts, read_environment, read_ledger, read_lock, store_err, ts,
-    write_ledger, SqliteState, REFERENCED,
-};
-#[allow(unused_imports)]
-use crate::state::{
-    JournalEntry, LockAttempt, LockInfo, Outcome, Physics, RunJournal, RunRecord, StateError,
-};
-#[allow(unused_imports)]
-use chrono::{DateTime, Utc};
-#[allow(unused_imports)]
-use efmesh_core::interval::{Ledger, Range};
-#[allow(unused_imports)]
-use efmesh_core::plan::{NewSnapshot, Pointer, StoredSnapshot};
-#[allow(unused_imports)]
-use rusqlite::{params, OptionalExtension};
-#[allow(unused_imports)]
-use std::collections::{BTreeMap, HashMap, HashSet};
+use super::{parse_ts, store_err, ts, SqliteState};
+use crate::state::{Outcome, RunJournal, RunRecord, StateError};
+use rusqlite::params;
 
 impl RunJournal for SqliteState {
     fn record_run(&mut self, run: &RunRecord) -> Result<(), StateError> {

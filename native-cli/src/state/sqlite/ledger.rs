@@ -1,24 +1,11 @@
 //! The interval ledger, in SQLite: merged done ranges and failed intervals per physics.
 
-#[allow(unused_imports)]
-use super::{
-    edge, parse_edge, parse_ts, read_environment, read_ledger, read_lock, store_err, ts,
-    write_ledger, SqliteState, REFERENCED,
-};
-#[allow(unused_imports)]
-use crate::state::{
-    JournalEntry, LedgerStore, LockAttempt, LockInfo, Outcome, Physics, RunRecord, StateError,
-};
-#[allow(unused_imports)]
-use chrono::{DateTime, Utc};
-#[allow(unused_imports)]
+use super::{edge, parse_edge, read_ledger, store_err, ts, write_ledger, SqliteState};
+use crate::state::{LedgerStore, StateError};
+use chrono::Utc;
 use efmesh_core::interval::{Ledger, Range};
-#[allow(unused_imports)]
-use efmesh_core::plan::{NewSnapshot, Pointer, StoredSnapshot};
-#[allow(unused_imports)]
-use rusqlite::{params, OptionalExtension};
-#[allow(unused_imports)]
-use std::collections::{BTreeMap, HashMap, HashSet};
+use rusqlite::params;
+use std::collections::HashMap;
 
 impl LedgerStore for SqliteState {
     fn ledgers(

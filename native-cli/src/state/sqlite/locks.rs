@@ -1,24 +1,9 @@
 //! Environment leases, in SQLite.
 
-#[allow(unused_imports)]
-use super::{
-    edge, parse_edge, parse_ts, read_environment, read_ledger, read_lock, store_err, ts,
-    write_ledger, SqliteState, REFERENCED,
-};
-#[allow(unused_imports)]
-use crate::state::{
-    JournalEntry, LockAttempt, LockInfo, LockStore, Outcome, Physics, RunRecord, StateError,
-};
-#[allow(unused_imports)]
+use super::{read_lock, store_err, ts, SqliteState};
+use crate::state::{LockAttempt, LockInfo, LockStore, StateError};
 use chrono::{DateTime, Utc};
-#[allow(unused_imports)]
-use efmesh_core::interval::{Ledger, Range};
-#[allow(unused_imports)]
-use efmesh_core::plan::{NewSnapshot, Pointer, StoredSnapshot};
-#[allow(unused_imports)]
-use rusqlite::{params, OptionalExtension};
-#[allow(unused_imports)]
-use std::collections::{BTreeMap, HashMap, HashSet};
+use rusqlite::params;
 
 impl LockStore for SqliteState {
     fn acquire_lock(

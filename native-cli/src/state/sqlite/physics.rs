@@ -1,24 +1,10 @@
 //! Physics and the janitor's claims, in SQLite.
 
-#[allow(unused_imports)]
-use super::{
-    edge, parse_edge, parse_ts, read_environment, read_ledger, read_lock, store_err, ts,
-    write_ledger, SqliteState, REFERENCED,
-};
-#[allow(unused_imports)]
-use crate::state::{
-    JournalEntry, LockAttempt, LockInfo, Outcome, Physics, PhysicsStore, RunRecord, StateError,
-};
-#[allow(unused_imports)]
+use super::{parse_ts, store_err, ts, SqliteState, REFERENCED};
+use crate::state::{Physics, PhysicsStore, StateError};
 use chrono::{DateTime, Utc};
-#[allow(unused_imports)]
-use efmesh_core::interval::{Ledger, Range};
-#[allow(unused_imports)]
-use efmesh_core::plan::{NewSnapshot, Pointer, StoredSnapshot};
-#[allow(unused_imports)]
 use rusqlite::{params, OptionalExtension};
-#[allow(unused_imports)]
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 impl PhysicsStore for SqliteState {
     fn built_physics(&mut self) -> Result<HashSet<String>, StateError> {

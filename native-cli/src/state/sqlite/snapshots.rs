@@ -1,24 +1,11 @@
 //! Snapshots, environments and the plans journal, in SQLite.
 
-#[allow(unused_imports)]
-use super::{
-    edge, parse_edge, parse_ts, read_environment, read_ledger, read_lock, store_err, ts,
-    write_ledger, SqliteState, REFERENCED,
-};
-#[allow(unused_imports)]
-use crate::state::{
-    JournalEntry, LockAttempt, LockInfo, Outcome, Physics, RunRecord, SnapshotStore, StateError,
-};
-#[allow(unused_imports)]
-use chrono::{DateTime, Utc};
-#[allow(unused_imports)]
-use efmesh_core::interval::{Ledger, Range};
-#[allow(unused_imports)]
+use super::{parse_ts, read_environment, store_err, ts, SqliteState, REFERENCED};
+use crate::state::{JournalEntry, SnapshotStore, StateError};
+use chrono::Utc;
 use efmesh_core::plan::{NewSnapshot, Pointer, StoredSnapshot};
-#[allow(unused_imports)]
-use rusqlite::{params, OptionalExtension};
-#[allow(unused_imports)]
-use std::collections::{BTreeMap, HashMap, HashSet};
+use rusqlite::params;
+use std::collections::{BTreeMap, HashMap};
 
 /// One stored snapshot as read back: fingerprint, name, physical fingerprint, definition hash,
 /// fingerprint version, payload.
