@@ -1,27 +1,26 @@
 //! The runs journal, in SQLite.
 
-use super::{parse_ts, store_err, ts, SqliteState};
+use super::{parse_ts, ts, SqliteState};
 use crate::state::{Outcome, RunJournal, RunRecord, StateError};
 use rusqlite::params;
 
 impl RunJournal for SqliteState {
     fn record_run(&mut self, run: &RunRecord) -> Result<(), StateError> {
-        let location = self.location.clone();
-        let e = store_err(&location);
-        let tx = self.immediate()?;
-        tx.execute(
-            "INSERT INTO runs (env, command, started_at, finished_at, outcome, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                run.env,
-                run.command,
-                ts(run.started_at),
-                ts(run.finished_at),
-                run.outcome.label(),
-                run.detail.to_string()
-            ],
-        )
-        .map_err(e)?;
-        tx.commit().map_err(e)
+        self.write(|tx, e| {
+            tx.execute(
+                "INSERT INTO runs (env, command, started_at, finished_at, outcome, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    run.env,
+                    run.command,
+                    ts(run.started_at),
+                    ts(run.finished_at),
+                    run.outcome.label(),
+                    run.detail.to_string()
+                ],
+            )
+            .map_err(e)?;
+            Ok(())
+        })
     }
 
     fn runs(&mut self, env: &str, limit: usize) -> Result<Vec<RunRecord>, StateError> {

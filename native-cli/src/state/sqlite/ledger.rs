@@ -1,6 +1,6 @@
 //! The interval ledger, in SQLite: merged done ranges and failed intervals per physics.
 
-use super::{edge, parse_edge, read_ledger, store_err, ts, write_ledger, SqliteState};
+use super::{edge, parse_edge, read_ledger, ts, write_ledger, SqliteState};
 use crate::state::{LedgerStore, StateError};
 use chrono::Utc;
 use efmesh_core::interval::{Ledger, Range};
@@ -39,31 +39,29 @@ impl LedgerStore for SqliteState {
 
     fn mark_done(&mut self, physical_fingerprint: &str, range: Range) -> Result<(), StateError> {
         let now = ts(Utc::now());
-        let location = self.location.clone();
-        let e = store_err(&location);
-        let tx = self.immediate()?;
-        let mut ledger = read_ledger(&tx, physical_fingerprint).map_err(e)?;
-        ledger.insert(range);
-        write_ledger(&tx, physical_fingerprint, &ledger, &now).map_err(e)?;
-        tx.execute(
-            "DELETE FROM intervals WHERE physical_fingerprint = ?1 AND status = 'failed' AND start_at >= ?2 AND end_at <= ?3",
-            params![physical_fingerprint, edge(range.start), edge(range.end)],
-        )
-        .map_err(e)?;
-        tx.commit().map_err(e)
+        self.write(|tx, e| {
+            let mut ledger = read_ledger(tx, physical_fingerprint).map_err(e)?;
+            ledger.insert(range);
+            write_ledger(tx, physical_fingerprint, &ledger, &now).map_err(e)?;
+            tx.execute(
+                "DELETE FROM intervals WHERE physical_fingerprint = ?1 AND status = 'failed' AND start_at >= ?2 AND end_at <= ?3",
+                params![physical_fingerprint, edge(range.start), edge(range.end)],
+            )
+            .map_err(e)?;
+            Ok(())
+        })
     }
 
     fn clear_intervals(&mut self, ranges: &[(String, Range)]) -> Result<(), StateError> {
         let now = ts(Utc::now());
-        let location = self.location.clone();
-        let e = store_err(&location);
-        let tx = self.immediate()?;
-        for (pfp, range) in ranges {
-            let mut ledger = read_ledger(&tx, pfp).map_err(e)?;
-            ledger.remove(*range);
-            write_ledger(&tx, pfp, &ledger, &now).map_err(e)?;
-        }
-        tx.commit().map_err(e)
+        self.write(|tx, e| {
+            for (pfp, range) in ranges {
+                let mut ledger = read_ledger(tx, pfp).map_err(e)?;
+                ledger.remove(*range);
+                write_ledger(tx, pfp, &ledger, &now).map_err(e)?;
+            }
+            Ok(())
+        })
     }
 
     fn failed_intervals(&mut self, physical_fingerprint: &str) -> Result<Vec<Range>, StateError> {
@@ -97,15 +95,14 @@ impl LedgerStore for SqliteState {
     }
 
     fn mark_failed(&mut self, physical_fingerprint: &str, range: Range) -> Result<(), StateError> {
-        let location = self.location.clone();
-        let e = store_err(&location);
-        let tx = self.immediate()?;
-        tx.execute(
-            "INSERT INTO intervals (physical_fingerprint, status, start_at, end_at, updated_at) VALUES (?1, 'failed', ?2, ?3, ?4)
-             ON CONFLICT (physical_fingerprint, status, start_at) DO UPDATE SET end_at = excluded.end_at, updated_at = excluded.updated_at",
-            params![physical_fingerprint, edge(range.start), edge(range.end), ts(Utc::now())],
-        )
-        .map_err(e)?;
-        tx.commit().map_err(e)
+        self.write(|tx, e| {
+            tx.execute(
+                "INSERT INTO intervals (physical_fingerprint, status, start_at, end_at, updated_at) VALUES (?1, 'failed', ?2, ?3, ?4)
+                 ON CONFLICT (physical_fingerprint, status, start_at) DO UPDATE SET end_at = excluded.end_at, updated_at = excluded.updated_at",
+                params![physical_fingerprint, edge(range.start), edge(range.end), ts(Utc::now())],
+            )
+            .map_err(e)?;
+            Ok(())
+        })
     }
 }

@@ -1,6 +1,6 @@
 //! Environment leases, in SQLite.
 
-use super::{read_lock, store_err, ts, SqliteState};
+use super::{read_lock, ts, SqliteState};
 use crate::state::{LockAttempt, LockInfo, LockStore, StateError};
 use chrono::{DateTime, Utc};
 use rusqlite::params;
@@ -13,29 +13,27 @@ impl LockStore for SqliteState {
         now: DateTime<Utc>,
         ttl: chrono::Duration,
     ) -> Result<LockAttempt, StateError> {
-        let location = self.location.clone();
-        let e = store_err(&location);
-        let tx = self.immediate()?;
-        let current = read_lock(&tx, env).map_err(e)?;
-        if let Some(held) = current.as_ref().filter(|l| l.expires_at > now) {
-            return Ok(LockAttempt::Held(held.clone()));
-        }
-        let lease = current.map(|l| l.lease + 1).unwrap_or(1);
-        tx.execute(
-            "INSERT INTO locks (env, holder, lease, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (env) DO UPDATE SET holder = excluded.holder, lease = excluded.lease,
-               acquired_at = excluded.acquired_at, expires_at = excluded.expires_at",
-            params![env, holder, lease, ts(now), ts(now + ttl)],
-        )
-        .map_err(e)?;
-        tx.commit().map_err(e)?;
-        Ok(LockAttempt::Acquired(LockInfo {
-            env: env.into(),
-            holder: holder.into(),
-            lease,
-            acquired_at: now,
-            expires_at: now + ttl,
-        }))
+        self.write(|tx, e| {
+            let current = read_lock(tx, env).map_err(e)?;
+            if let Some(held) = current.as_ref().filter(|l| l.expires_at > now) {
+                return Ok(LockAttempt::Held(held.clone()));
+            }
+            let lease = current.map(|l| l.lease + 1).unwrap_or(1);
+            tx.execute(
+                "INSERT INTO locks (env, holder, lease, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (env) DO UPDATE SET holder = excluded.holder, lease = excluded.lease,
+                   acquired_at = excluded.acquired_at, expires_at = excluded.expires_at",
+                params![env, holder, lease, ts(now), ts(now + ttl)],
+            )
+            .map_err(e)?;
+            Ok(LockAttempt::Acquired(LockInfo {
+                env: env.into(),
+                holder: holder.into(),
+                lease,
+                acquired_at: now,
+                expires_at: now + ttl,
+            }))
+        })
     }
 
     fn renew_lock(
@@ -46,30 +44,27 @@ impl LockStore for SqliteState {
         now: DateTime<Utc>,
         ttl: chrono::Duration,
     ) -> Result<bool, StateError> {
-        let location = self.location.clone();
-        let e = store_err(&location);
-        let tx = self.immediate()?;
-        // fenced: only our own lease is extended, and never after it lapsed
-        let n = tx
-            .execute(
-                "UPDATE locks SET expires_at = ?4 WHERE env = ?1 AND holder = ?2 AND lease = ?3 AND expires_at > ?5",
-                params![env, holder, lease, ts(now + ttl), ts(now)],
-            )
-            .map_err(e)?;
-        tx.commit().map_err(e)?;
-        Ok(n == 1)
+        self.write(|tx, e| {
+            // fenced: only our own lease is extended, and never after it lapsed
+            let n = tx
+                .execute(
+                    "UPDATE locks SET expires_at = ?4 WHERE env = ?1 AND holder = ?2 AND lease = ?3 AND expires_at > ?5",
+                    params![env, holder, lease, ts(now + ttl), ts(now)],
+                )
+                .map_err(e)?;
+            Ok(n == 1)
+        })
     }
 
     fn release_lock(&mut self, env: &str, holder: &str, lease: i64) -> Result<(), StateError> {
-        let location = self.location.clone();
-        let e = store_err(&location);
-        let tx = self.immediate()?;
-        tx.execute(
-            "DELETE FROM locks WHERE env = ?1 AND holder = ?2 AND lease = ?3",
-            params![env, holder, lease],
-        )
-        .map_err(e)?;
-        tx.commit().map_err(e)
+        self.write(|tx, e| {
+            tx.execute(
+                "DELETE FROM locks WHERE env = ?1 AND holder = ?2 AND lease = ?3",
+                params![env, holder, lease],
+            )
+            .map_err(e)?;
+            Ok(())
+        })
     }
 
     fn lock_info(&mut self, env: &str) -> Result<Option<LockInfo>, StateError> {

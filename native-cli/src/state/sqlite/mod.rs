@@ -191,10 +191,25 @@ impl SqliteState {
         })
     }
 
-    fn immediate(&mut self) -> Result<rusqlite::Transaction<'_>, StateError> {
-        self.conn
+    /// Run `f` in one write transaction (`BEGIN IMMEDIATE`, so writers queue instead of
+    /// deadlocking), committed when it returns `Ok`, rolled back otherwise: every write of the
+    /// store goes through here. `e` maps a SQLite error to one that names the store.
+    fn write<T>(
+        &mut self,
+        f: impl FnOnce(
+            &rusqlite::Transaction<'_>,
+            &dyn Fn(rusqlite::Error) -> StateError,
+        ) -> Result<T, StateError>,
+    ) -> Result<T, StateError> {
+        let location = self.location.clone();
+        let e = store_err(&location);
+        let tx = self
+            .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(store_err(&self.location))
+            .map_err(e)?;
+        let out = f(&tx, &e)?;
+        tx.commit().map_err(e)?;
+        Ok(out)
     }
 }
 

@@ -1,6 +1,6 @@
 //! Physics and the janitor's claims, in SQLite.
 
-use super::{parse_ts, store_err, ts, SqliteState, REFERENCED};
+use super::{parse_ts, ts, SqliteState, REFERENCED};
 use crate::state::{Physics, PhysicsStore, StateError};
 use chrono::{DateTime, Utc};
 use rusqlite::{params, OptionalExtension};
@@ -44,30 +44,29 @@ impl PhysicsStore for SqliteState {
     }
 
     fn pin_physics(&mut self, physical: &[(String, String)]) -> Result<(), StateError> {
-        let location = self.location.clone();
-        let e = store_err(&location);
-        let tx = self.immediate()?;
-        for (fp, model) in physical {
-            let claimed: Option<Option<String>> = tx
-                .query_row(
-                    "SELECT claimed_by FROM physics WHERE physical_fingerprint = ?1",
+        self.write(|tx, e| {
+            for (fp, model) in physical {
+                let claimed: Option<Option<String>> = tx
+                    .query_row(
+                        "SELECT claimed_by FROM physics WHERE physical_fingerprint = ?1",
+                        params![fp],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                    .map_err(e)?;
+                if let Some(Some(_)) = claimed {
+                    return Err(StateError::Claimed {
+                        model: model.clone(),
+                    });
+                }
+                tx.execute(
+                    "UPDATE physics SET orphaned_at = NULL WHERE physical_fingerprint = ?1",
                     params![fp],
-                    |r| r.get(0),
                 )
-                .optional()
                 .map_err(e)?;
-            if let Some(Some(_)) = claimed {
-                return Err(StateError::Claimed {
-                    model: model.clone(),
-                });
             }
-            tx.execute(
-                "UPDATE physics SET orphaned_at = NULL WHERE physical_fingerprint = ?1",
-                params![fp],
-            )
-            .map_err(e)?;
-        }
-        tx.commit().map_err(e)
+            Ok(())
+        })
     }
 
     fn mark_built(
@@ -77,16 +76,15 @@ impl PhysicsStore for SqliteState {
         kind: &str,
         at: DateTime<Utc>,
     ) -> Result<(), StateError> {
-        let location = self.location.clone();
-        let e = store_err(&location);
-        let tx = self.immediate()?;
-        tx.execute(
-            "INSERT INTO physics (physical_fingerprint, model, kind, built_at) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (physical_fingerprint) DO UPDATE SET built_at = excluded.built_at, orphaned_at = NULL, claimed_by = NULL, claimed_at = NULL",
-            params![physical_fingerprint, model, kind, ts(at)],
-        )
-        .map_err(e)?;
-        tx.commit().map_err(e)
+        self.write(|tx, e| {
+            tx.execute(
+                "INSERT INTO physics (physical_fingerprint, model, kind, built_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (physical_fingerprint) DO UPDATE SET built_at = excluded.built_at, orphaned_at = NULL, claimed_by = NULL, claimed_at = NULL",
+                params![physical_fingerprint, model, kind, ts(at)],
+            )
+            .map_err(e)?;
+            Ok(())
+        })
     }
 
     fn orphans(&mut self, cutoff: DateTime<Utc>) -> Result<Vec<Physics>, StateError> {
@@ -122,41 +120,37 @@ impl PhysicsStore for SqliteState {
         claimer: &str,
         cutoff: DateTime<Utc>,
     ) -> Result<bool, StateError> {
-        let location = self.location.clone();
-        let e = store_err(&location);
-        let tx = self.immediate()?;
-        let n = tx
-            .execute(
-                &format!(
-                    "UPDATE physics SET claimed_by = ?2, claimed_at = ?3
-                     WHERE physical_fingerprint = ?1 AND claimed_by IS NULL AND orphaned_at IS NOT NULL AND orphaned_at <= ?4
-                       AND physical_fingerprint NOT IN ({REFERENCED})"
-                ),
-                params![physical_fingerprint, claimer, ts(Utc::now()), ts(cutoff)],
-            )
-            .map_err(e)?;
-        tx.commit().map_err(e)?;
-        Ok(n == 1)
+        self.write(|tx, e| {
+            let n = tx
+                .execute(
+                    &format!(
+                        "UPDATE physics SET claimed_by = ?2, claimed_at = ?3
+                         WHERE physical_fingerprint = ?1 AND claimed_by IS NULL AND orphaned_at IS NOT NULL AND orphaned_at <= ?4
+                           AND physical_fingerprint NOT IN ({REFERENCED})"
+                    ),
+                    params![physical_fingerprint, claimer, ts(Utc::now()), ts(cutoff)],
+                )
+                .map_err(e)?;
+            Ok(n == 1)
+        })
     }
 
     fn forget(&mut self, physical_fingerprint: &str, claimer: &str) -> Result<(), StateError> {
-        let location = self.location.clone();
-        let e = store_err(&location);
-        let tx = self.immediate()?;
-        tx.execute(
-            "DELETE FROM physics WHERE physical_fingerprint = ?1 AND claimed_by = ?2",
-            params![physical_fingerprint, claimer],
-        )
-        .map_err(e)?;
-        tx.commit().map_err(e)
+        self.write(|tx, e| {
+            tx.execute(
+                "DELETE FROM physics WHERE physical_fingerprint = ?1 AND claimed_by = ?2",
+                params![physical_fingerprint, claimer],
+            )
+            .map_err(e)?;
+            Ok(())
+        })
     }
 
     fn release(&mut self, physical_fingerprint: &str, claimer: &str) -> Result<(), StateError> {
-        let location = self.location.clone();
-        let e = store_err(&location);
-        let tx = self.immediate()?;
-        tx.execute("UPDATE physics SET claimed_by = NULL, claimed_at = NULL WHERE physical_fingerprint = ?1 AND claimed_by = ?2", params![physical_fingerprint, claimer])
-            .map_err(e)?;
-        tx.commit().map_err(e)
+        self.write(|tx, e| {
+            tx.execute("UPDATE physics SET claimed_by = NULL, claimed_at = NULL WHERE physical_fingerprint = ?1 AND claimed_by = ?2", params![physical_fingerprint, claimer])
+                .map_err(e)?;
+            Ok(())
+        })
     }
 }

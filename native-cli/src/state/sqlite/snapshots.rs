@@ -1,6 +1,6 @@
 //! Snapshots, environments and the plans journal, in SQLite.
 
-use super::{parse_ts, read_environment, store_err, ts, SqliteState, REFERENCED};
+use super::{parse_ts, read_environment, ts, SqliteState, REFERENCED};
 use crate::state::{JournalEntry, SnapshotStore, StateError};
 use chrono::Utc;
 use efmesh_core::plan::{NewSnapshot, Pointer, StoredSnapshot};
@@ -66,32 +66,31 @@ impl SnapshotStore for SqliteState {
 
     fn record_snapshots(&mut self, snapshots: &[NewSnapshot]) -> Result<(), StateError> {
         let now = ts(Utc::now());
-        let location = self.location.clone();
-        let e = store_err(&location);
-        let tx = self.immediate()?;
-        {
-            let mut stmt = tx
-                .prepare_cached(
-                    "INSERT OR IGNORE INTO snapshots (fingerprint, name, kind, physical_fingerprint, definition_hash, metadata_hash, fingerprint_version, payload, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                )
-                .map_err(e)?;
-            for s in snapshots {
-                stmt.execute(params![
-                    s.fingerprint,
-                    s.name,
-                    s.kind,
-                    s.physical_fingerprint,
-                    s.definition_hash,
-                    s.metadata_hash,
-                    s.fingerprint_version,
-                    s.payload.to_string(),
-                    now
-                ])
-                .map_err(e)?;
+        self.write(|tx, e| {
+            {
+                let mut stmt = tx
+                    .prepare_cached(
+                        "INSERT OR IGNORE INTO snapshots (fingerprint, name, kind, physical_fingerprint, definition_hash, metadata_hash, fingerprint_version, payload, created_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    )
+                    .map_err(e)?;
+                for s in snapshots {
+                    stmt.execute(params![
+                        s.fingerprint,
+                        s.name,
+                        s.kind,
+                        s.physical_fingerprint,
+                        s.definition_hash,
+                        s.metadata_hash,
+                        s.fingerprint_version,
+                        s.payload.to_string(),
+                        now
+                    ])
+                    .map_err(e)?;
+                }
             }
-        }
-        tx.commit().map_err(e)
+            Ok(())
+        })
     }
 
     fn promote(
@@ -101,41 +100,40 @@ impl SnapshotStore for SqliteState {
         journal: &JournalEntry,
     ) -> Result<(), StateError> {
         let now = ts(journal.applied_at);
-        let location = self.location.clone();
-        let e = store_err(&location);
-        let tx = self.immediate()?;
-        {
-            let current = read_environment(&tx, env).map_err(e)?;
-            let mut del = tx
-                .prepare_cached("DELETE FROM environments WHERE env = ?1 AND model = ?2")
-                .map_err(e)?;
-            for model in current.keys().filter(|m| !pointers.contains_key(*m)) {
-                del.execute(params![env, model]).map_err(e)?;
-            }
-            let mut up = tx
-                .prepare_cached(
-                    "INSERT INTO environments (env, model, fingerprint, metadata_hash, promoted_at) VALUES (?1, ?2, ?3, ?4, ?5)
-                     ON CONFLICT (env, model) DO UPDATE SET fingerprint = excluded.fingerprint, metadata_hash = excluded.metadata_hash, promoted_at = excluded.promoted_at",
-                )
-                .map_err(e)?;
-            for (model, p) in pointers.iter().filter(|(m, p)| {
-                current.get(*m).map(|c| (&c.fingerprint, &c.metadata_hash))
-                    != Some((&p.fingerprint, &p.metadata_hash))
-            }) {
-                up.execute(params![env, model, p.fingerprint, p.metadata_hash, now])
+        self.write(|tx, e| {
+            {
+                let current = read_environment(tx, env).map_err(e)?;
+                let mut del = tx
+                    .prepare_cached("DELETE FROM environments WHERE env = ?1 AND model = ?2")
                     .map_err(e)?;
+                for model in current.keys().filter(|m| !pointers.contains_key(*m)) {
+                    del.execute(params![env, model]).map_err(e)?;
+                }
+                let mut up = tx
+                    .prepare_cached(
+                        "INSERT INTO environments (env, model, fingerprint, metadata_hash, promoted_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                         ON CONFLICT (env, model) DO UPDATE SET fingerprint = excluded.fingerprint, metadata_hash = excluded.metadata_hash, promoted_at = excluded.promoted_at",
+                    )
+                    .map_err(e)?;
+                for (model, p) in pointers.iter().filter(|(m, p)| {
+                    current.get(*m).map(|c| (&c.fingerprint, &c.metadata_hash))
+                        != Some((&p.fingerprint, &p.metadata_hash))
+                }) {
+                    up.execute(params![env, model, p.fingerprint, p.metadata_hash, now])
+                        .map_err(e)?;
+                }
             }
-        }
-        tx.execute(&format!("UPDATE physics SET orphaned_at = NULL WHERE orphaned_at IS NOT NULL AND physical_fingerprint IN ({REFERENCED})"), [])
+            tx.execute(&format!("UPDATE physics SET orphaned_at = NULL WHERE orphaned_at IS NOT NULL AND physical_fingerprint IN ({REFERENCED})"), [])
+                .map_err(e)?;
+            tx.execute(&format!("UPDATE physics SET orphaned_at = ?1 WHERE orphaned_at IS NULL AND physical_fingerprint NOT IN ({REFERENCED})"), params![now])
+                .map_err(e)?;
+            tx.execute(
+                "INSERT INTO plans (env, summary, applied_at, applied_by) VALUES (?1, ?2, ?3, ?4)",
+                params![env, journal.summary.to_string(), now, journal.applied_by],
+            )
             .map_err(e)?;
-        tx.execute(&format!("UPDATE physics SET orphaned_at = ?1 WHERE orphaned_at IS NULL AND physical_fingerprint NOT IN ({REFERENCED})"), params![now])
-            .map_err(e)?;
-        tx.execute(
-            "INSERT INTO plans (env, summary, applied_at, applied_by) VALUES (?1, ?2, ?3, ?4)",
-            params![env, journal.summary.to_string(), now, journal.applied_by],
-        )
-        .map_err(e)?;
-        tx.commit().map_err(e)
+            Ok(())
+        })
     }
 
     fn journal(&mut self, env: &str, limit: usize) -> Result<Vec<JournalEntry>, StateError> {
