@@ -46,6 +46,7 @@ struct RawEngine {
     postgres: Option<S>,
     #[serde(default)]
     extensions: Vec<S>,
+    pool_size: Option<Spanned<u32>>,
     #[serde(default)]
     settings: BTreeMap<String, toml::Value>,
 }
@@ -102,7 +103,13 @@ pub struct EngineConfig {
     pub extensions: Vec<String>,
     /// `SET key = value` applied at startup, rendered as SQL literals.
     pub settings: BTreeMap<String, String>,
+    /// How many connections a PostgreSQL engine may hold open at once (`pool_size`); the
+    /// most models and batches that can build at the same time.
+    pub pool_size: u32,
 }
+
+/// The default `[engine] pool_size`.
+pub const DEFAULT_POOL_SIZE: u32 = 4;
 
 /// Where efmesh keeps snapshots, environments and the interval ledger.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -174,6 +181,7 @@ impl Config {
                 },
                 extensions: vec![],
                 settings: BTreeMap::new(),
+                pool_size: DEFAULT_POOL_SIZE,
             },
             state: StateTarget::Sqlite {
                 path: "efmesh.state.sqlite".into(),
@@ -238,17 +246,25 @@ impl Config {
                     cfg.engine.target
                 }
                 (Some(d), None) => EngineTarget::Duckdb { path: cx.value(d) },
-                (None, Some(p)) => {
-                    cx.not_built(
-                        p,
-                        "the PostgreSQL engine (`[engine] postgres`)",
-                        "use `[engine] duckdb = \"efmesh.duckdb\"` until the PostgreSQL engine lands",
-                    );
-                    EngineTarget::Postgres { url: cx.value(p) }
-                }
+                (None, Some(p)) => EngineTarget::Postgres {
+                    url: cx.postgres_url(p, "engine.postgres"),
+                },
                 (None, None) => cfg.engine.target,
             };
             cfg.engine.extensions = e.extensions.iter().map(|x| cx.value(x)).collect();
+            if let Some(n) = &e.pool_size {
+                if *n.get_ref() == 0 {
+                    let loc = byte_range_location(file, text, n.span());
+                    cx.diags.push(Diagnostic::at(
+                        Problem::ConfigValue {
+                            key: "engine.pool_size".into(),
+                            message: "expected at least 1 connection".into(),
+                        },
+                        loc,
+                    ));
+                }
+                cfg.engine.pool_size = *n.get_ref();
+            }
             for (k, v) in &e.settings {
                 let lit = match v {
                     toml::Value::String(s) => format!("'{}'", s.replace('\'', "''")),
@@ -280,14 +296,9 @@ impl Config {
                     cfg.state
                 }
                 (Some(f), None) => StateTarget::Sqlite { path: cx.value(f) },
-                (None, Some(p)) => {
-                    cx.not_built(
-                        p,
-                        "the PostgreSQL state store (`[state] postgres`)",
-                        "use `[state] sqlite = \"efmesh.state.sqlite\"` until the PostgreSQL state store lands",
-                    );
-                    StateTarget::Postgres { url: cx.value(p) }
-                }
+                (None, Some(p)) => StateTarget::Postgres {
+                    url: cx.postgres_url(p, "state.postgres"),
+                },
                 (None, None) => cfg.state,
             };
         }
@@ -356,6 +367,30 @@ impl Interp<'_> {
             },
             loc,
         ));
+    }
+
+    /// A PostgreSQL URL, refused (at its line) when it asks for what efmesh cannot do.
+    fn postgres_url(&mut self, s: &S, key: &str) -> String {
+        let url = self.value(s);
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            self.invalid(s, key, "expected a `postgres://user@host:port/database` URL".into());
+            return url;
+        }
+        let tls = url
+            .split_once('?')
+            .map(|(_, q)| q.split('&'))
+            .into_iter()
+            .flatten()
+            .find_map(|kv| kv.strip_prefix("sslmode="))
+            .filter(|m| matches!(*m, "require" | "verify-ca" | "verify-full"));
+        if let Some(mode) = tls {
+            self.not_built(
+                s,
+                &format!("TLS to PostgreSQL (`sslmode={mode}`)"),
+                "connect over a trusted network or a local socket without `sslmode`, or through a TLS-terminating proxy, until TLS lands",
+            );
+        }
+        url
     }
 
     fn not_built(&mut self, s: &S, what: &str, instead: &str) {
@@ -500,7 +535,7 @@ mod tests {
     }
 
     #[test]
-    fn what_is_not_built_yet_is_refused_at_its_line() {
+    fn what_is_not_built_yet_is_refused_at_its_line_and_postgres_is_read() {
         let codes = |text: &str| -> Vec<(String, u64, String)> {
             Config::parse("efmesh.toml", text, &no_env)
                 .unwrap_err()
@@ -521,12 +556,27 @@ mod tests {
         let dl = codes("[ducklake]\ncatalog = \"meta.ducklake\"\n");
         assert_eq!((dl[0].0.as_str(), dl[0].1), ("not-built-yet", 2));
         assert!(dl[0].2.contains("DuckLake"), "{dl:?}");
+        // PostgreSQL, but not over TLS yet, and only as a URL
         let pg = codes(
-            "[engine]\npostgres = \"postgres://h/db\"\n[state]\npostgres = \"postgres://h/db\"\n",
+            "[engine]\npostgres = \"postgres://h/db?sslmode=require\"\n[state]\npostgres = \"h/db\"\n",
         );
         assert_eq!(pg.len(), 2, "{pg:?}");
-        assert!(pg.iter().all(|p| p.0 == "not-built-yet"));
-        assert_eq!((pg[0].1, pg[1].1), (2, 4));
+        assert_eq!((pg[0].0.as_str(), pg[0].1), ("not-built-yet", 2));
+        assert!(pg[0].2.contains("sslmode=require"), "{pg:?}");
+        assert_eq!((pg[1].0.as_str(), pg[1].1), ("config-value", 4));
+        let c = Config::parse(
+            "f",
+            "[engine]\npostgres = \"postgres://u:${PW}@h:5432/db\"\npool_size = 8\n[state]\npostgres = \"postgresql://h/db\"\n",
+            &|k| (k == "PW").then(|| "s3cret".to_string()),
+        )
+        .unwrap();
+        assert_eq!(
+            c.engine.target,
+            EngineTarget::Postgres {
+                url: "postgres://u:s3cret@h:5432/db".into()
+            }
+        );
+        assert_eq!((c.engine.pool_size, c.dialect()), (8, Dialect::Postgres));
         // a local folder is fine
         assert_eq!(
             Config::parse("f", "[lake]\npath = \"lake\"\n", &no_env)
