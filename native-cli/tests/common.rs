@@ -83,3 +83,33 @@ pub fn assert_valid_manifest(json: &serde_json::Value) {
         serde_json::to_string_pretty(json).unwrap_or_default()
     );
 }
+
+/// The PostgreSQL server the suite runs against: `EFMESH_TEST_PG`, a superuser URL that
+/// `./scripts/test` sets after starting a throwaway cluster (`scripts/pg-cluster`). Without it a
+/// PostgreSQL test fails, saying how to run it: it never passes by skipping.
+pub fn pg_server() -> String {
+    std::env::var("EFMESH_TEST_PG").unwrap_or_else(|_| {
+        panic!("EFMESH_TEST_PG is not set: run the suite with ./scripts/test, which starts a throwaway PostgreSQL cluster, or point it at a server you may create databases on")
+    })
+}
+
+/// A fresh, empty database on the test server for one test, its URL returned.
+pub fn pg_database(prefix: &str) -> String {
+    let server = pg_server();
+    let name = format!(
+        "{prefix}_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+            % 1_000_000_000
+    );
+    let mut c = postgres::Client::connect(&server, postgres::NoTls)
+        .unwrap_or_else(|e| panic!("cannot reach the test server: {e}"));
+    c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+    match server.rsplit_once('/') {
+        Some((base, _)) => format!("{base}/{name}"),
+        None => panic!("EFMESH_TEST_PG is not a postgres:// URL"),
+    }
+}
