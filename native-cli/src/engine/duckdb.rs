@@ -311,6 +311,7 @@ mod tests {
             },
             extensions: vec![],
             settings: Default::default(),
+            pool_size: efmesh_core::config::DEFAULT_POOL_SIZE,
         };
         let mut e = DuckDbEngine::open(Path::new("/tmp"), ":memory:", &cfg).unwrap();
         assert_eq!(
