@@ -23,11 +23,11 @@ pub enum Shape {
 pub fn gap_unit(value: &str) -> Option<(&'static str, &'static str, &'static str)> {
     let v = value.trim().trim_matches('\'').to_ascii_lowercase();
     Some(match v.as_str() {
-        "minute" => ("minute", "INTERVAL 1 MINUTE", "%Y-%m-%d %H:%M"),
-        "hour" => ("hour", "INTERVAL 1 HOUR", "%Y-%m-%d %H:00"),
-        "day" => ("day", "INTERVAL 1 DAY", "%Y-%m-%d"),
-        "week" => ("week", "INTERVAL 7 DAY", "%Y-%m-%d"),
-        "month" => ("month", "INTERVAL 1 MONTH", "%Y-%m"),
+        "minute" => ("minute", "INTERVAL '1 minute'", "%Y-%m-%d %H:%M"),
+        "hour" => ("hour", "INTERVAL '1 hour'", "%Y-%m-%d %H:00"),
+        "day" => ("day", "INTERVAL '1 day'", "%Y-%m-%d"),
+        "week" => ("week", "INTERVAL '7 days'", "%Y-%m-%d"),
+        "month" => ("month", "INTERVAL '1 month'", "%Y-%m"),
         _ => return None,
     })
 }
@@ -114,8 +114,8 @@ pub fn builtin_sql(
                 gaps_sql(
                     &format!("SELECT DISTINCT date_trunc('{unit}', CAST({c} AS TIMESTAMP)) AS v FROM {relation} AS audited WHERE {c} IS NOT NULL"),
                     step,
-                    &format!("strftime(g.lo, '{fmt}')"),
-                    &format!("strftime(g.hi, '{fmt}')"),
+                    &format_instant("g.lo", fmt, dialect),
+                    &format_instant("g.hi", fmt, dialect),
                 ),
                 Shape::Gaps,
             ));
@@ -123,6 +123,22 @@ pub fn builtin_sql(
         _ => return None,
     };
     Some((sql, Shape::Violations))
+}
+
+/// `expr` (a timestamp) as text in `fmt` (strftime's letters), in the engine's spelling.
+fn format_instant(expr: &str, fmt: &str, dialect: Dialect) -> String {
+    match dialect {
+        Dialect::DuckDb => format!("strftime({expr}, '{fmt}')"),
+        Dialect::Postgres => {
+            let pg = fmt
+                .replace("%Y", "YYYY")
+                .replace("%m", "MM")
+                .replace("%d", "DD")
+                .replace("%H", "HH24")
+                .replace("%M", "MI");
+            format!("to_char({expr}, '{pg}')")
+        }
+    }
 }
 
 /// Holes between consecutive distinct values: only inside the observed range, so a late

@@ -31,7 +31,7 @@ pub(super) fn stage_with_key_checks(
     vec![
         d.replace_temp_table(staging, &format!("SELECT * FROM ({select}) AS q")),
         format!(
-            "SELECT {} FROM (SELECT {key_text} AS k FROM {staging} GROUP BY {key_list} HAVING count(*) > 1 ORDER BY 1 LIMIT 5) HAVING count(*) > 0",
+            "SELECT {} FROM (SELECT {key_text} AS k FROM {staging} GROUP BY {key_list} HAVING count(*) > 1 ORDER BY 1 LIMIT 5) AS efmesh_dups HAVING count(*) > 0",
             d.raise(&format!("{duplicate} || {}", d.string_agg("k", ", ")))
         ),
         format!(

@@ -141,6 +141,7 @@ pub fn batch(
     statements.push(d.insert_by_name(
         physical,
         &format!("SELECT s.*, CASE WHEN EXISTS (SELECT 1 FROM {physical} AS t WHERE {matches}) THEN {new_from} ELSE {first_from} END AS {vf}, CAST(NULL AS TIMESTAMP) AS {vt} FROM {STAGING} AS s WHERE NOT EXISTS (SELECT 1 FROM {physical} AS t WHERE {matches} AND t.{vt} IS NULL)"),
+        project.columns[i].as_deref(),
     ));
     Ok(Write {
         statements,

@@ -22,13 +22,15 @@ fn within(d: &dyn SqlDialect, column: &str, b: Range) -> String {
 }
 
 /// One batch in one transaction: delete the range, insert the query's rows for it (filtered
-/// to it, whatever the query returns). Recomputing a range never duplicates rows.
+/// to it, whatever the query returns). Recomputing a range never duplicates rows. `columns`
+/// are the query's, when known (see [`SqlDialect::insert_by_name`]).
 pub fn batch(
     d: &dyn SqlDialect,
     physical: &str,
     select: &str,
     time_column: &str,
     b: Range,
+    columns: Option<&[String]>,
 ) -> Write {
     let tc = d.ident(time_column);
     Write {
@@ -40,6 +42,7 @@ pub fn batch(
                     "SELECT * FROM ({select}) AS q WHERE {}",
                     within(d, &format!("q.{tc}"), b)
                 ),
+                columns,
             ),
         ],
         audited: format!("(SELECT * FROM {physical} WHERE {})", within(d, &tc, b)),

@@ -13,7 +13,10 @@ impl Project {
     pub fn redacted(&self, sql: &dyn crate::sql::dialect::SqlDialect) -> Result<Project, String> {
         let mut p = self.clone();
         let dialect = self.config.dialect();
-        for m in p.models.iter_mut().filter(|m| !m.redact.is_empty()) {
+        for (idx, m) in p.models.iter_mut().enumerate() {
+            if m.redact.is_empty() {
+                continue;
+            }
             let Some(q) = &m.query else {
                 return Err(format!(
                     "`{}` ({}) declares `redact`, but a {} model has no query to redact; only models with a query can be redacted",
@@ -28,8 +31,14 @@ impl Project {
                     m.name, m.file
                 ));
             }
-            let text =
-                sql.select_except(&format!("({}) AS efmesh_redacted", q.canonical), &m.redact);
+            let from = format!("({}) AS efmesh_redacted", q.canonical);
+            let Some(text) = sql.select_except(&from, self.columns[idx].as_deref(), &m.redact)
+            else {
+                return Err(format!(
+                    "`{}` ({}) declares `redact`, but efmesh cannot tell its columns (its query selects `*` from a source of unknown shape), and this engine needs them to leave columns out; list the columns in its query or declare them with `columns (...)`",
+                    m.name, m.file
+                ));
+            };
             let tokens = crate::sql::tokenize(&m.file, &text, dialect)
                 .map_err(|d| format!("`{}`: cannot redact: {}", m.name, d.problem))?;
             let (wrapped, _) = crate::sql::prepare_query(&tokens, &m.file, dialect, false)

@@ -31,7 +31,7 @@ impl SqlDialect for DuckDb {
         let guard = if if_exists { " IF EXISTS" } else { "" };
         format!("DROP {}{guard} {name}", kind.keyword())
     }
-    fn insert_by_name(&self, table: &str, select: &str) -> String {
+    fn insert_by_name(&self, table: &str, select: &str, _columns: Option<&[String]>) -> String {
         format!("INSERT INTO {table} BY NAME {select}")
     }
     fn delete_using(&self, table: &str, using: &str, condition: &str) -> String {
@@ -43,9 +43,9 @@ impl SqlDialect for DuckDb {
             self.ident(column)
         )
     }
-    fn select_except(&self, from: &str, columns: &[String]) -> String {
-        let cols: Vec<String> = columns.iter().map(|c| self.ident(c)).collect();
-        format!("SELECT * EXCLUDE ({}) FROM {from}", cols.join(", "))
+    fn select_except(&self, from: &str, _all: Option<&[String]>, except: &[String]) -> Option<String> {
+        let cols: Vec<String> = except.iter().map(|c| self.ident(c)).collect();
+        Some(format!("SELECT * EXCLUDE ({}) FROM {from}", cols.join(", ")))
     }
     fn raise(&self, message: &str) -> String {
         format!("error({message})")

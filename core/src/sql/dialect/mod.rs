@@ -6,8 +6,10 @@
 //! files) is [`super::Dialect`], which picks sqlparser's dialect.
 
 mod duckdb;
+mod postgres;
 
 pub use duckdb::DuckDb;
+pub use postgres::Postgres;
 
 use chrono::NaiveDateTime;
 
@@ -57,16 +59,19 @@ pub trait SqlDialect: Send + Sync + std::fmt::Debug {
     fn replace_temp_table(&self, table: &str, select: &str) -> String;
     /// Drop a relation (`if_exists`: gone already is fine).
     fn drop(&self, kind: RelationKind, name: &str, if_exists: bool) -> String;
-    /// Insert the rows of `select` into `table`, matching columns by name.
-    fn insert_by_name(&self, table: &str, select: &str) -> String;
+    /// Insert the rows of `select` into `table`, matching columns by name. `columns` are the
+    /// names both have, when known; a dialect that cannot match by name itself lists them, or
+    /// (unknown) relies on `table` having been created from the same query, in its order.
+    fn insert_by_name(&self, table: &str, select: &str, columns: Option<&[String]>) -> String;
     /// Delete the rows of `table` (aliased `t`) that match rows of `using` (aliased `b`) by
     /// `condition`.
     fn delete_using(&self, table: &str, using: &str, condition: &str) -> String;
     /// Add a column to an existing table.
     fn add_column(&self, table: &str, column: &str, sql_type: &str) -> String;
     /// The rows of `from` (a relation or a parenthesized query with an alias) without
-    /// `columns`.
-    fn select_except(&self, from: &str, columns: &[String]) -> String;
+    /// `except`; `all` are its columns when known. `None` when the dialect needs them and they
+    /// are not known.
+    fn select_except(&self, from: &str, all: Option<&[String]>, except: &[String]) -> Option<String>;
     /// An expression that fails the statement with the text `message` (an SQL string
     /// expression) when it is evaluated.
     fn raise(&self, message: &str) -> String;
