@@ -389,6 +389,17 @@ pub enum Problem {
         /// What to do instead.
         instead: String,
     },
+    /// A model needs a capability the configured engine does not have (a parquet target or a
+    /// file-reading EXTERNAL on PostgreSQL): refused at `check`, never attempted.
+    #[error("model `{model}` needs {needs}, which the {engine} engine cannot do")]
+    EngineLacks {
+        /// The model.
+        model: String,
+        /// The engine's name.
+        engine: String,
+        /// What the model asks for (`target parquet`, `reading files`).
+        needs: String,
+    },
     /// A model with `target parquet` in a project without `[lake] path`.
     #[error("`{model}` has `target parquet`, but efmesh.toml has no `[lake] path`")]
     TargetNeedsLake {
@@ -476,6 +487,7 @@ impl Problem {
             Problem::EndBeforeStart { .. } => "end-before-start",
             Problem::NotBuiltYet { .. } => "not-built-yet",
             Problem::TargetNeedsLake { .. } => "target-needs-lake",
+            Problem::EngineLacks { .. } => "engine-lacks",
             Problem::TargetUnsupportedKind { .. } => "target-unsupported-kind",
             Problem::BatchConcurrencyUnsupported { .. } => "batch-concurrency-unsupported",
         }
@@ -537,6 +549,7 @@ impl Problem {
             Problem::DuplicateAudit { first, .. } => Some(format!("first defined in {first}")),
             Problem::EndBeforeStart { .. } => Some("`end` is the last instant of the history to build; move it after `start`, or remove it to keep the history open".into()),
             Problem::NotBuiltYet { instead, .. } => Some(instead.clone()),
+            Problem::EngineLacks { engine, .. } => Some(format!("use `[engine] duckdb = \"...\"` for this project, or change the model so the {engine} engine can build it (`target table`, a table the database already has)")),
             Problem::TargetNeedsLake { .. } => Some("add `[lake]` with `path = \"lake\"` (a folder relative to the project root) to efmesh.toml, or use `target table`".into()),
             Problem::TargetUnsupportedKind { supported, .. } => Some(format!("it holds {} models; use `target table` for this one", supported.join(", "))),
             Problem::BatchConcurrencyUnsupported { kind, .. } if kind.starts_with("INCREMENTAL_BY_UNIQUE_KEY") || kind.starts_with("SCD") => Some("its batches build on each other (each upsert or SCD run reads what the previous one wrote), so they run one at a time; remove `batch_concurrency` or set it to 1".into()),

@@ -5,9 +5,9 @@
 //! The config's own refusals (an object-store lake URL, `[ducklake]`, PostgreSQL) are made
 //! where the config is parsed, next to the value's position in `efmesh.toml`.
 
-use crate::config::Config;
+use crate::config::{Config, EngineTarget};
 use crate::diagnostic::{Diagnostic, Problem};
-use crate::model::{Kind, Model, Target};
+use crate::model::{ExternalSource, Kind, Model, Target};
 
 /// Every model-level refusal for `models` under `config`, at the line that asks for it.
 pub fn check(config: &Config, models: &[Model]) -> Vec<Diagnostic> {
@@ -39,6 +39,16 @@ pub fn check(config: &Config, models: &[Model]) -> Vec<Diagnostic> {
             out.push(Diagnostic::at(
                 Problem::TargetNeedsLake {
                     model: m.name.clone(),
+                },
+                at(),
+            ));
+        }
+        if let Some(needs) = engine_lacks(config, m) {
+            out.push(Diagnostic::at(
+                Problem::EngineLacks {
+                    model: m.name.clone(),
+                    engine: "PostgreSQL".into(),
+                    needs: needs.into(),
                 },
                 at(),
             ));
@@ -79,4 +89,22 @@ pub fn check(config: &Config, models: &[Model]) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// What model `m` asks of the engine that PostgreSQL cannot give: DuckDB reads files and URLs
+/// and writes parquet; a PostgreSQL server does neither from SQL.
+fn engine_lacks(config: &Config, m: &Model) -> Option<&'static str> {
+    if !matches!(config.engine.target, EngineTarget::Postgres { .. }) {
+        return None;
+    }
+    match (&m.kind, m.target) {
+        (_, Target::Parquet) => Some("`target parquet` (parquet files in the lake)"),
+        (
+            Kind::External {
+                source: ExternalSource::Files { .. } | ExternalSource::Url { .. },
+            },
+            _,
+        ) => Some("reading files or URLs (a file-based EXTERNAL model)"),
+        _ => None,
+    }
 }
