@@ -3,6 +3,7 @@
 //! A trait so that the SQLite store (the embedded default) and a PostgreSQL store (later) are
 //! interchangeable. Every write is one transaction; reads that plans need are compact.
 
+pub mod postgres;
 pub mod sqlite;
 
 /// Every role trait, so a caller holding a `dyn StateStore` can call any of them.

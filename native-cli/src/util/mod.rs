@@ -2,3 +2,4 @@
 
 pub mod atomic_file;
 pub mod clock;
+pub mod pg_url;
