@@ -5,6 +5,9 @@
 //! engine runs what the executor will ask of it, with the results efmesh relies on.
 
 use efmesh::engine::duckdb::DuckDbFactory;
+use efmesh::engine::postgres::PostgresFactory;
+
+mod common;
 use efmesh::engine::{Engine, EngineFactory, RelationKind};
 use efmesh_core::interval::Range;
 use efmesh_core::materialize::{self, Write};
@@ -23,8 +26,9 @@ fn factories(dir: &Path) -> Vec<Box<dyn EngineFactory>> {
         Box::new(DuckDbFactory {
             root: dir.to_path_buf(),
             path: ":memory:".into(),
-            config,
+            config: config.clone(),
         }),
+        Box::new(PostgresFactory::new(&common::pg_database("conformance"), &config).unwrap()),
     ]
 }
 
@@ -61,7 +65,7 @@ fn run(engine: &mut dyn Engine, w: &Write) {
 fn builds_a_table_whole_and_a_view_over_it() {
     for_every_engine(|e| {
         let d = e.dialect();
-        let select = "SELECT range AS id, range * 2 AS v FROM range(5)";
+        let select = "SELECT g.i AS id, g.i * 2 AS v FROM generate_series(0, 4) AS g(i)";
         e.execute(
             "full",
             &materialize::full::create(d, "_efmesh.t_full", select),
@@ -101,7 +105,7 @@ fn builds_a_table_whole_and_a_view_over_it() {
 fn time_range_batches_replace_exactly_their_range() {
     for_every_engine(|e| {
         let d = e.dialect();
-        let q = "SELECT range AS id, TIMESTAMP '2026-01-01' + to_hours(range) AS ts FROM range(72)";
+        let q = "SELECT g.i AS id, TIMESTAMP '2026-01-01' + g.i * INTERVAL '1 hour' AS ts FROM generate_series(0, 71) AS g(i)";
         e.execute(
             "create",
             &materialize::time_range::create(d, "_efmesh.t_tr", q),
@@ -112,12 +116,13 @@ fn time_range_batches_replace_exactly_their_range() {
             "0",
             "created empty"
         );
+        let cols = ["id".to_string(), "ts".to_string()];
         let b1 = Range::new(day("2026-01-01"), day("2026-01-02"));
         let b2 = Range::new(day("2026-01-02"), day("2026-01-03"));
         for b in [b1, b2, b1] {
             run(
                 e,
-                &materialize::time_range::batch(d, "_efmesh.t_tr", q, "ts", b),
+                &materialize::time_range::batch(d, "_efmesh.t_tr", q, "ts", b, Some(&cols)),
             );
         }
         assert_eq!(
@@ -143,13 +148,14 @@ fn unique_key_batches_upsert_and_refuse_duplicate_keys() {
         )
         .unwrap();
         let key = ["id".to_string()];
+        let cols = ["id".to_string(), "name".to_string()];
         run(
             e,
-            &materialize::unique_key::batch(d, "_efmesh.t_uk", v1, &key),
+            &materialize::unique_key::batch(d, "_efmesh.t_uk", v1, &key, Some(&cols)),
         );
         run(
             e,
-            &materialize::unique_key::batch(d, "_efmesh.t_uk", v2, &key),
+            &materialize::unique_key::batch(d, "_efmesh.t_uk", v2, &key, Some(&cols)),
         );
         assert_eq!(
             one(
@@ -159,7 +165,7 @@ fn unique_key_batches_upsert_and_refuse_duplicate_keys() {
             "1a,2B,3c"
         );
         let dup = "SELECT * FROM (VALUES (4, 'x'), (4, 'y')) t(id, name)";
-        let w = materialize::unique_key::batch(d, "_efmesh.t_uk", dup, &key);
+        let w = materialize::unique_key::batch(d, "_efmesh.t_uk", dup, &key, Some(&cols));
         let all: Vec<String> = w.statements.iter().chain(&w.cleanup).cloned().collect();
         let err = e.transaction("dup", &all).unwrap_err().to_string();
         assert!(err.contains("duplicate unique_key (id)"), "{err}");

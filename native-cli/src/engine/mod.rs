@@ -1,7 +1,8 @@
 //! Engines: where models are materialized. A trait, so DuckDB (the default) and PostgreSQL
-//! (later) are interchangeable, with DuckDB-only capabilities behind [`EngineFeature`] checks.
+//! are interchangeable, with DuckDB-only capabilities behind [`EngineFeature`] checks.
 
 pub mod duckdb;
+pub mod postgres;
 
 /// Capabilities not every engine has. An engine without one fails honestly with
 /// [`EngineError::Feature`] instead of degrading silently.

@@ -5,9 +5,11 @@
 //! plus one match arm here.
 
 use crate::engine::duckdb::DuckDbFactory;
+use crate::engine::postgres::PostgresFactory;
 use crate::engine::EngineFactory;
 use crate::lake::local::LocalFs;
 use crate::lake::store::LakeStore;
+use crate::state::postgres::PostgresBackend;
 use crate::state::sqlite::SqliteBackend;
 use crate::state::StateBackend;
 use crate::Error;
@@ -49,13 +51,15 @@ pub fn open(root: &Path, config: &Config) -> Result<Backends, Error> {
     let (engine, scratch): (Arc<dyn EngineFactory>, Arc<dyn EngineFactory>) =
         match &config.engine.target {
             EngineTarget::Duckdb { path } => (Arc::new(duckdb(path)), Arc::new(duckdb(":memory:"))),
-            // refused by `check` already; a library caller may still build such a config
-            EngineTarget::Postgres { .. } => {
-                return Err(Error::Unsupported(
-                    "the PostgreSQL engine is not built yet; use `[engine] duckdb = \"...\"`"
-                        .into(),
-                ))
-            }
+            // `efmesh test` runs unit tests on in-memory DuckDB whatever the engine is
+            EngineTarget::Postgres { url } => (
+                Arc::new(PostgresFactory::new(url, &config.engine)?),
+                Arc::new(DuckDbFactory {
+                    root: root.to_path_buf(),
+                    path: ":memory:".into(),
+                    config: efmesh_core::config::Config::defaults("scratch").engine,
+                }),
+            ),
         };
     let lake = config
         .lake_path
@@ -76,8 +80,6 @@ pub fn state(root: &Path, config: &Config) -> Result<Arc<dyn StateBackend>, Erro
         StateTarget::Sqlite { path } => Ok(Arc::new(SqliteBackend {
             path: root.join(path),
         })),
-        StateTarget::Postgres { .. } => Err(Error::Unsupported(
-            "the PostgreSQL state store is not built yet; use `[state] sqlite = \"...\"`".into(),
-        )),
+        StateTarget::Postgres { url } => Ok(Arc::new(PostgresBackend::new(url.clone())?)),
     }
 }
