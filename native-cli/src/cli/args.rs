@@ -78,7 +78,8 @@ pub enum Command {
         json: bool,
     },
     /// Run the unit tests in tests/*.yaml (SQLMesh's format): each model over fixture rows on
-    /// an in-memory DuckDB, its output compared with the expected rows.
+    /// an in-memory DuckDB, its output compared with the expected rows. They run on DuckDB
+    /// even when `[engine]` is PostgreSQL: no test ever touches the configured database.
     #[command(after_help = crate::testing::EXIT_CODES)]
     Test {
         /// Run only these tests; a model's name runs every test of that model.
