@@ -11,6 +11,7 @@ mod generate;
 mod intervals;
 mod jobs;
 mod parquet_write;
+mod pg_bench;
 mod timing;
 
 use std::path::{Path, PathBuf};
@@ -54,6 +55,9 @@ enum Cmd {
     /// `--jobs N` on a wide DAG: a cold `apply` of independent FULL models and a mart with
     /// `--jobs 1`, `2` and `4`, median wall time and speed-up.
     Jobs(JobsArgs),
+    /// PostgreSQL: a 365-day daily backfill with batch concurrency 1 vs 4 on the PostgreSQL
+    /// engine, and no-op plan / promotion with PostgreSQL state vs SQLite state.
+    Postgres(PostgresArgs),
 }
 
 /// Arguments of `jobs`.
@@ -68,6 +72,26 @@ struct JobsArgs {
     /// Runs per setting (the median is reported).
     #[arg(long, default_value_t = 3)]
     repeats: usize,
+    /// efmesh executable [default: `efmesh` next to this binary, else on PATH].
+    #[arg(long)]
+    efmesh: Option<PathBuf>,
+}
+
+/// Arguments of `postgres`.
+#[derive(Debug, Args)]
+struct PostgresArgs {
+    /// A PostgreSQL URL of a user who may create databases (each run gets a fresh one).
+    #[arg(long)]
+    server: String,
+    /// Cold backfills per setting (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Models of the plan/promotion project.
+    #[arg(long, default_value_t = 2000)]
+    models: usize,
+    /// Runs of the no-op plan and of the promotion.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
     /// efmesh executable [default: `efmesh` next to this binary, else on PATH].
     #[arg(long)]
     efmesh: Option<PathBuf>,
@@ -204,6 +228,7 @@ fn main() -> ExitCode {
         Cmd::Eventlake(args) => cmd_eventlake(args),
         Cmd::ParquetWrite(args) => cmd_parquet_write(args),
         Cmd::Jobs(args) => cmd_jobs(args),
+        Cmd::Postgres(args) => cmd_postgres(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -212,6 +237,62 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `postgres`: the backfill with batch concurrency 1 and 4 on the PostgreSQL engine, then
+/// no-op plan and promotion with PostgreSQL state next to SQLite state.
+fn cmd_postgres(args: PostgresArgs) -> Result<()> {
+    use pg_bench as pg;
+    let efmesh = resolve_efmesh(args.efmesh.as_deref())?;
+    let (_tmp, work) = work_dir(None, "efmesh-bench-pg-")?;
+    let now = "2026-01-01T00:00:00Z";
+    println!("365-day daily backfill on the PostgreSQL engine (pool_size 4), cold `apply dev`, median of {}", args.repeats);
+    println!("| batch_concurrency | median | runs | rows |\n|---:|---:|---|---:|");
+    for c in [1u32, 4] {
+        let mut times = vec![];
+        let mut rows = (0, 0);
+        for r in 0..args.repeats {
+            let url = pg::fresh_database(&args.server, &format!("efmesh_bench_c{c}_r{r}"))?;
+            let dir = work.join(format!("backfill-c{c}-r{r}"));
+            pg::write_backfill(&dir, &url, c)?;
+            times.push(pg::timed(&efmesh, &dir, &["apply", "dev", "--yes", "--json"], now)?);
+            rows = pg::backfill_rows(&url)?;
+            if rows != (8760, 8760) {
+                bail!("batch_concurrency {c}: {rows:?} rows, expected 8760 distinct");
+            }
+        }
+        let runs: Vec<String> = times.iter().map(|t| pg::show(*t)).collect();
+        let m = pg::median(times);
+        println!("| {c} | {} | {} | {} |", pg::show(m), runs.join(", "), rows.0);
+    }
+    println!("\n{} models: no-op plan and promotion (median of {}), state store only differs", args.models, args.runs);
+    println!("| state | cold apply dev | no-op plan dev | promotion to prod |\n|---|---:|---:|---:|");
+    for store in ["SQLite", "PostgreSQL"] {
+        let dir = work.join(format!("models-{store}"));
+        let url = match store {
+            "PostgreSQL" => Some(pg::fresh_database(&args.server, "efmesh_bench_state")?),
+            _ => None,
+        };
+        pg::write_models(&dir, args.models, url.as_deref())?;
+        let cold = pg::timed(&efmesh, &dir, &["apply", "dev", "--yes"], now)?;
+        let mut noop = vec![];
+        for _ in 0..args.runs {
+            noop.push(pg::timed(&efmesh, &dir, &["plan", "dev"], now)?);
+        }
+        let mut promote = vec![];
+        for r in 0..args.runs {
+            // promote to a fresh environment each time, so every run swaps every view
+            let env = format!("prod{r}");
+            promote.push(pg::timed(&efmesh, &dir, &["apply", env.as_str(), "--yes"], now)?);
+        }
+        println!(
+            "| {store} | {} | {} | {} |",
+            pg::show(cold),
+            pg::show(pg::median(noop)),
+            pg::show(pg::median(promote))
+        );
+    }
+    Ok(())
 }
 
 /// `jobs`: time cold applies of a wide DAG with 1, 2 and 4 jobs.
