@@ -100,15 +100,24 @@ impl SnapshotStore for PostgresState {
                     &[&env, &gone],
                 )?;
             }
-            let up = tx.prepare(
-                "INSERT INTO environments (env, model, fingerprint, metadata_hash, promoted_at) VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (env, model) DO UPDATE SET fingerprint = excluded.fingerprint, metadata_hash = excluded.metadata_hash, promoted_at = excluded.promoted_at",
-            )?;
+            // one statement for every changed pointer: a promotion of thousands of models is
+            // one round trip, not one per model
+            let (mut models, mut fps, mut metas) = (vec![], vec![], vec![]);
             for (model, p) in pointers.iter().filter(|(m, p)| {
                 current.get(*m).map(|c| (&c.fingerprint, &c.metadata_hash))
                     != Some((&p.fingerprint, &p.metadata_hash))
             }) {
-                tx.execute(&up, &[&env, model, &p.fingerprint, &p.metadata_hash, &now])?;
+                models.push(model.as_str());
+                fps.push(p.fingerprint.as_str());
+                metas.push(p.metadata_hash.as_str());
+            }
+            if !models.is_empty() {
+                tx.execute(
+                    "INSERT INTO environments (env, model, fingerprint, metadata_hash, promoted_at)
+                     SELECT $1, m, f, h, $5 FROM unnest($2::text[], $3::text[], $4::text[]) AS u(m, f, h)
+                     ON CONFLICT (env, model) DO UPDATE SET fingerprint = excluded.fingerprint, metadata_hash = excluded.metadata_hash, promoted_at = excluded.promoted_at",
+                    &[&env, &models, &fps, &metas, &now],
+                )?;
             }
             tx.execute(
                 &format!("UPDATE physics SET orphaned_at = NULL WHERE orphaned_at IS NOT NULL AND physical_fingerprint IN ({REFERENCED})"),
