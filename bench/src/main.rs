@@ -255,7 +255,12 @@ fn cmd_postgres(args: PostgresArgs) -> Result<()> {
             let url = pg::fresh_database(&args.server, &format!("efmesh_bench_c{c}_r{r}"))?;
             let dir = work.join(format!("backfill-c{c}-r{r}"));
             pg::write_backfill(&dir, &url, c)?;
-            times.push(pg::timed(&efmesh, &dir, &["apply", "dev", "--yes", "--json"], now)?);
+            times.push(pg::timed(
+                &efmesh,
+                &dir,
+                &["apply", "dev", "--yes", "--json"],
+                now,
+            )?);
             rows = pg::backfill_rows(&url)?;
             if rows != (8760, 8760) {
                 bail!("batch_concurrency {c}: {rows:?} rows, expected 8760 distinct");
@@ -263,10 +268,20 @@ fn cmd_postgres(args: PostgresArgs) -> Result<()> {
         }
         let runs: Vec<String> = times.iter().map(|t| pg::show(*t)).collect();
         let m = pg::median(times);
-        println!("| {c} | {} | {} | {} |", pg::show(m), runs.join(", "), rows.0);
+        println!(
+            "| {c} | {} | {} | {} |",
+            pg::show(m),
+            runs.join(", "),
+            rows.0
+        );
     }
-    println!("\n{} models: no-op plan and promotion (median of {}), state store only differs", args.models, args.runs);
-    println!("| state | cold apply dev | no-op plan dev | promotion to prod |\n|---|---:|---:|---:|");
+    println!(
+        "\n{} models: no-op plan and promotion (median of {}), state store only differs",
+        args.models, args.runs
+    );
+    println!(
+        "| state | cold apply dev | no-op plan dev | promotion to prod |\n|---|---:|---:|---:|"
+    );
     for store in ["SQLite", "PostgreSQL"] {
         let dir = work.join(format!("models-{store}"));
         let url = match store {
@@ -283,7 +298,12 @@ fn cmd_postgres(args: PostgresArgs) -> Result<()> {
         for r in 0..args.runs {
             // promote to a fresh environment each time, so every run swaps every view
             let env = format!("prod{r}");
-            promote.push(pg::timed(&efmesh, &dir, &["apply", env.as_str(), "--yes"], now)?);
+            promote.push(pg::timed(
+                &efmesh,
+                &dir,
+                &["apply", env.as_str(), "--yes"],
+                now,
+            )?);
         }
         println!(
             "| {store} | {} | {} | {} |",

@@ -373,7 +373,11 @@ impl Interp<'_> {
     fn postgres_url(&mut self, s: &S, key: &str) -> String {
         let url = self.value(s);
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-            self.invalid(s, key, "expected a `postgres://user@host:port/database` URL".into());
+            self.invalid(
+                s,
+                key,
+                "expected a `postgres://user@host:port/database` URL".into(),
+            );
             return url;
         }
         let tls = url

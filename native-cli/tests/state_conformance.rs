@@ -123,7 +123,10 @@ fn orphaning_follows_references_and_claims_are_exclusive() {
         ));
         s.forget("f1", "j1").unwrap();
         assert!(!s.built_physics().unwrap().contains("f1"));
-        assert!(!s.claim("f2", "j1", later).unwrap(), "served physics is no orphan");
+        assert!(
+            !s.claim("f2", "j1", later).unwrap(),
+            "served physics is no orphan"
+        );
     });
 }
 
@@ -219,8 +222,13 @@ fn racing_acquirers_never_both_hold_the_lock() {
                 let mut c = s.reopen().unwrap();
                 std::thread::spawn(move || {
                     matches!(
-                        c.acquire_lock("prod", &format!("h{k}"), now, chrono::Duration::seconds(60))
-                            .unwrap(),
+                        c.acquire_lock(
+                            "prod",
+                            &format!("h{k}"),
+                            now,
+                            chrono::Duration::seconds(60)
+                        )
+                        .unwrap(),
                         LockAttempt::Acquired(_)
                     )
                 })

@@ -178,7 +178,10 @@ impl EngineFactory for PostgresFactory {
     }
     fn open(&self) -> Result<Box<dyn Engine + Send>, EngineError> {
         let pool = self.pool()?;
-        Ok(Box::new(PostgresEngine::checkout(pool, self.redact.clone())?))
+        Ok(Box::new(PostgresEngine::checkout(
+            pool,
+            self.redact.clone(),
+        )?))
     }
 }
 
@@ -368,7 +371,10 @@ mod tests {
         cfg.extensions = vec!["httpfs".into()];
         let err = PostgresFactory::new("postgres://u:pw@127.0.0.1:1/d", &cfg).unwrap_err();
         let said = err.to_string();
-        assert!(said.contains("httpfs") && said.contains("extensions"), "{said}");
+        assert!(
+            said.contains("httpfs") && said.contains("extensions"),
+            "{said}"
+        );
         assert!(!said.contains("pw@"), "{said}");
     }
 }

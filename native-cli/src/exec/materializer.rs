@@ -120,12 +120,21 @@ impl Materializer for Table {
         b: Range,
     ) -> Result<Option<Write>, Error> {
         Ok(Some(match &project.models[i].kind {
-            Kind::IncrementalByTimeRange { time_column, .. } => {
-                materialize::time_range::batch(d, physical, sql, time_column, b, project.columns[i].as_deref())
-            }
-            Kind::IncrementalByUniqueKey { unique_key, .. } => {
-                materialize::unique_key::batch(d, physical, sql, unique_key, project.columns[i].as_deref())
-            }
+            Kind::IncrementalByTimeRange { time_column, .. } => materialize::time_range::batch(
+                d,
+                physical,
+                sql,
+                time_column,
+                b,
+                project.columns[i].as_deref(),
+            ),
+            Kind::IncrementalByUniqueKey { unique_key, .. } => materialize::unique_key::batch(
+                d,
+                physical,
+                sql,
+                unique_key,
+                project.columns[i].as_deref(),
+            ),
             Kind::ScdType2 { .. } | Kind::ScdType2ByColumn { .. } => {
                 materialize::scd2::batch(d, project, i, physical, sql, b.end)
                     .map_err(|e| Error::Render(e.to_string()))?

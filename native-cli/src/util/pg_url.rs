@@ -114,8 +114,14 @@ mod tests {
         let r = Redact::new(url, Some(&config));
         assert_eq!(r.location, "postgres://u@db.example:6432/state");
         let said = r.scrub(&format!("cannot use {url}: bad s@cret, raw s%40cret"));
-        assert!(!said.contains("s@cret") && !said.contains("s%40cret"), "{said}");
-        assert!(said.contains("postgres://u@db.example:6432/state"), "{said}");
+        assert!(
+            !said.contains("s@cret") && !said.contains("s%40cret"),
+            "{said}"
+        );
+        assert!(
+            said.contains("postgres://u@db.example:6432/state"),
+            "{said}"
+        );
         let kv = "host=h port=1 user=u password=hunter2 dbname=d";
         let r = Redact::new(kv, Some(&kv.parse().unwrap()));
         assert_eq!(r.location, "postgres://u@h:1/d");

@@ -43,9 +43,17 @@ impl SqlDialect for DuckDb {
             self.ident(column)
         )
     }
-    fn select_except(&self, from: &str, _all: Option<&[String]>, except: &[String]) -> Option<String> {
+    fn select_except(
+        &self,
+        from: &str,
+        _all: Option<&[String]>,
+        except: &[String],
+    ) -> Option<String> {
         let cols: Vec<String> = except.iter().map(|c| self.ident(c)).collect();
-        Some(format!("SELECT * EXCLUDE ({}) FROM {from}", cols.join(", ")))
+        Some(format!(
+            "SELECT * EXCLUDE ({}) FROM {from}",
+            cols.join(", ")
+        ))
     }
     fn raise(&self, message: &str) -> String {
         format!("error({message})")

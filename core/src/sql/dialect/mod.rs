@@ -71,7 +71,12 @@ pub trait SqlDialect: Send + Sync + std::fmt::Debug {
     /// The rows of `from` (a relation or a parenthesized query with an alias) without
     /// `except`; `all` are its columns when known. `None` when the dialect needs them and they
     /// are not known.
-    fn select_except(&self, from: &str, all: Option<&[String]>, except: &[String]) -> Option<String>;
+    fn select_except(
+        &self,
+        from: &str,
+        all: Option<&[String]>,
+        except: &[String],
+    ) -> Option<String>;
     /// An expression that fails the statement with the text `message` (an SQL string
     /// expression) when it is evaluated.
     fn raise(&self, message: &str) -> String;

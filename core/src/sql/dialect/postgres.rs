@@ -70,9 +70,17 @@ impl SqlDialect for Postgres {
         format!("DELETE FROM {table} AS t USING {using} AS b WHERE {condition}")
     }
     fn add_column(&self, table: &str, column: &str, sql_type: &str) -> String {
-        format!("ALTER TABLE {table} ADD COLUMN {} {sql_type}", self.ident(column))
+        format!(
+            "ALTER TABLE {table} ADD COLUMN {} {sql_type}",
+            self.ident(column)
+        )
     }
-    fn select_except(&self, from: &str, all: Option<&[String]>, except: &[String]) -> Option<String> {
+    fn select_except(
+        &self,
+        from: &str,
+        all: Option<&[String]>,
+        except: &[String],
+    ) -> Option<String> {
         let kept: Vec<String> = all?
             .iter()
             .filter(|c| !except.contains(c))

@@ -17,6 +17,7 @@ mod schema;
 mod snapshots;
 
 use super::{LockInfo, MigrateReport, StateBackend, StateError, StateStore, STATE_VERSION};
+use crate::util::pg_url::{describe, Redact};
 use chrono::{DateTime, Utc};
 use efmesh_core::interval::{Ledger, Range};
 use efmesh_core::plan::Pointer;
@@ -27,7 +28,6 @@ use schema::{run_migrations, SCHEMA};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use crate::util::pg_url::{describe, Redact};
 
 type Manager = PostgresConnectionManager<NoTls>;
 type Pool = r2d2::Pool<Manager>;
@@ -319,9 +319,7 @@ struct PoolErrors(Arc<Redact>);
 
 impl std::fmt::Debug for PoolErrors {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("PoolErrors")
-            .field(&self.0.location)
-            .finish()
+        f.debug_tuple("PoolErrors").field(&self.0.location).finish()
     }
 }
 
@@ -359,7 +357,9 @@ impl PostgresBackend {
             Ok(c) => c,
             Err(e) => {
                 let redact = Redact::new(&url, None);
-                return Err(redact.store(format!("not a PostgreSQL connection URL: {}", describe(&e))));
+                return Err(
+                    redact.store(format!("not a PostgreSQL connection URL: {}", describe(&e)))
+                );
             }
         };
         let redact = Arc::new(Redact::new(&url, Some(&config)));
@@ -387,10 +387,7 @@ impl PostgresBackend {
         if let Some(p) = slot.as_ref() {
             return Ok(p.clone());
         }
-        let probe = self
-            .config
-            .connect(NoTls)
-            .map_err(|e| self.redact.pg(&e))?;
+        let probe = self.config.connect(NoTls).map_err(|e| self.redact.pg(&e))?;
         drop(probe);
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE)

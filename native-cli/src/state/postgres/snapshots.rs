@@ -37,7 +37,9 @@ impl SnapshotStore for PostgresState {
                 ))
             })?;
             let payload = serde_json::from_str(&get(5)?).map_err(|e| {
-                self.corrupt(format!("payload of snapshot {fingerprint} is not JSON: {e}"))
+                self.corrupt(format!(
+                    "payload of snapshot {fingerprint} is not JSON: {e}"
+                ))
             })?;
             out.insert(
                 fingerprint.clone(),
