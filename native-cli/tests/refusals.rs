@@ -95,9 +95,11 @@ fn config_sections_efmesh_cannot_honour_are_refused_at_their_line() {
 
     let (_, e) = errors(&[(
         "efmesh.toml",
-        "[project]\nname = \"t\"\n[engine]\npostgres = \"postgres://h/db\"\n",
+        "[project]\nname = \"t\"\n[engine]\npostgres = \"postgres://h/db?sslmode=require\"\n",
     )]);
-    assert!(e[0].2.contains("PostgreSQL engine"), "{e:?}");
+    // PostgreSQL is built now, but not over TLS: refused at the URL, never sent in clear
+    assert!(e[0].2.contains("TLS"), "{e:?}");
+    assert_eq!(e[0].1, "efmesh.toml:4:12", "{e:?}");
 }
 
 #[test]
