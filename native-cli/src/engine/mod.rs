@@ -103,6 +103,12 @@ pub trait Engine {
     /// Another connection to the same database, set up like this one, for a worker that
     /// builds models in parallel (`--jobs`).
     fn another_connection(&self) -> Result<Box<dyn Engine + Send>, EngineError>;
+    /// How many connections this engine can have open at once, this one included (`None`: no
+    /// limit). Parallel models and batches never ask for more, since one more would wait for a
+    /// connection that only they could free.
+    fn connection_limit(&self) -> Option<usize> {
+        None
+    }
     /// Whether the engine has a capability.
     fn supports(&self, feature: EngineFeature) -> bool;
     /// Run statements as one transaction: all of them take effect, or none.

@@ -258,6 +258,10 @@ impl Engine for PostgresEngine {
         )?))
     }
 
+    fn connection_limit(&self) -> Option<usize> {
+        Some(self.pool.max_size() as usize)
+    }
+
     fn supports(&self, feature: EngineFeature) -> bool {
         match feature {
             EngineFeature::FileSources | EngineFeature::ParquetTarget | EngineFeature::DuckLake => {

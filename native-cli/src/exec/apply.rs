@@ -166,6 +166,19 @@ pub fn apply_plan(
         })?;
         crate::exec::build::evolve_schema(project, i, &names[&a.model], &render, engine, now)?;
     }
+    let work: Vec<&efmesh_core::plan::Action> = plan
+        .actions
+        .iter()
+        .filter(|a| a.build || !a.batches.is_empty())
+        .collect();
+    // never more lanes (models, and batches within them) than the engine has connections
+    let limit = engine.connection_limit();
+    let jobs = opts.jobs.min(limit.unwrap_or(usize::MAX)).max(1);
+    let lanes = if jobs > 1 && work.len() > 1 {
+        jobs.min(work.len())
+    } else {
+        1
+    };
     let cx = BatchContext {
         project,
         names: &names,
@@ -175,6 +188,7 @@ pub fn apply_plan(
         fence: opts.fence.as_ref(),
         env: &plan.env,
         progress: opts.progress.as_ref(),
+        connections_per_model: limit.map(|l| (l / lanes).max(1)),
     };
     let mut built = vec![];
     let mut batches = vec![];
@@ -188,13 +202,8 @@ pub fn apply_plan(
         let create = engine.dialect().create_schema(PHYSICAL_SCHEMA);
         engine.execute("creating the physical schema", &create)?;
     }
-    let work: Vec<&efmesh_core::plan::Action> = plan
-        .actions
-        .iter()
-        .filter(|a| a.build || !a.batches.is_empty())
-        .collect();
-    let results = if opts.jobs > 1 && work.len() > 1 {
-        build_in_parallel(&cx, plan, &work, now, opts.jobs, engine, state)?
+    let results = if lanes > 1 {
+        build_in_parallel(&cx, plan, &work, now, lanes, engine, state)?
     } else {
         let mut results = vec![];
         for a in &work {

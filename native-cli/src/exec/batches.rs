@@ -56,7 +56,18 @@ pub(crate) fn run(
         audits_run: 0,
     };
     let n = a.batches.len();
-    let concurrency = (m.batching.concurrency.unwrap_or(1) as usize).min(n).max(1);
+    let asked = m.batching.concurrency.unwrap_or(1) as usize;
+    let allowed = cx.connections_per_model.unwrap_or(usize::MAX);
+    if asked.min(n) > allowed {
+        tracing::info!(
+            model = a.model.as_str(),
+            env = cx.env,
+            batch_concurrency = asked,
+            connections = allowed,
+            "running fewer batches at once than batch_concurrency asks: the engine has no more connections for this model (`[engine] pool_size`, shared among `--jobs` lanes)"
+        );
+    }
+    let concurrency = asked.min(n).min(allowed).max(1);
     let independent =
         matches!(m.kind, Kind::IncrementalByTimeRange { .. }) && m.target == Target::Table;
     let outcomes = if concurrency > 1 && independent {

@@ -31,6 +31,9 @@ pub(crate) struct BatchContext<'a> {
     pub(crate) env: &'a str,
     pub(crate) progress: Option<&'a ProgressHook>,
     pub(crate) fence: Option<&'a crate::ops::lock::Fence>,
+    /// The most engine connections one model's batches may hold at once (`None`: no limit):
+    /// the engine's connection limit shared out among the models building in parallel.
+    pub(crate) connections_per_model: Option<usize>,
 }
 
 impl BatchContext<'_> {
