@@ -4,7 +4,6 @@
 
 use chrono::Utc;
 use efmesh::state::postgres::PostgresBackend;
-use efmesh::state::prelude::*;
 use efmesh::state::sqlite::SqliteBackend;
 use efmesh::state::{JournalEntry, LockAttempt, Outcome, RunRecord, StateBackend, StateError};
 use efmesh_core::interval::Range;

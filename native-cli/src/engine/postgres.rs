@@ -8,7 +8,7 @@
 //! what audits and `efmesh audit` compare and print.
 
 use super::{Engine, EngineError, EngineFactory, EngineFeature, Rows, SqlDialect};
-use crate::util::pg_url::{describe as describe_error, Redact};
+use crate::util::pg_url::{describe as describe_error, PoolErrors, Redact};
 use efmesh_core::config::EngineConfig;
 use efmesh_core::sql::dialect::Postgres;
 use postgres::types::{Kind, Type};
@@ -126,7 +126,10 @@ impl PostgresFactory {
             .min_idle(Some(0))
             .connection_timeout(CONNECT_TIMEOUT)
             .connection_customizer(Box::new(SessionSetup))
-            .error_handler(Box::new(PoolErrors(self.redact.clone())))
+            .error_handler(Box::new(PoolErrors {
+                redact: self.redact.clone(),
+                role: "engine",
+            }))
             .build_unchecked(PostgresConnectionManager::new(self.config.clone(), NoTls));
         *slot = Some(pool.clone());
         Ok(pool)
@@ -151,21 +154,6 @@ struct SessionSetup;
 impl r2d2::CustomizeConnection<postgres::Client, postgres::Error> for SessionSetup {
     fn on_acquire(&self, conn: &mut postgres::Client) -> Result<(), postgres::Error> {
         conn.batch_execute(Postgres::SESSION_SETUP)
-    }
-}
-
-/// Hands pool connection errors to the log, scrubbed of the password.
-struct PoolErrors(Arc<Redact>);
-
-impl std::fmt::Debug for PoolErrors {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("PoolErrors").field(&self.0.location).finish()
-    }
-}
-
-impl r2d2::HandleError<postgres::Error> for PoolErrors {
-    fn handle_error(&self, error: postgres::Error) {
-        tracing::debug!(engine = %self.0.location, "engine connection failed: {}", self.0.scrub(&describe_error(&error)));
     }
 }
 

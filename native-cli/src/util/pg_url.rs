@@ -103,6 +103,36 @@ pub fn describe(e: &postgres::Error) -> String {
     out
 }
 
+/// Hands the connection errors an r2d2 pool meets to the log, scrubbed, instead of r2d2's
+/// default handler, which would print them unredacted through `log`. Both the state store's
+/// pool and the engine's use it.
+pub struct PoolErrors {
+    /// Scrubs the password from each message.
+    pub redact: std::sync::Arc<Redact>,
+    /// Whose pool it is (`state`, `engine`), for the log line.
+    pub role: &'static str,
+}
+
+impl std::fmt::Debug for PoolErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PoolErrors")
+            .field("location", &self.redact.location)
+            .field("role", &self.role)
+            .finish()
+    }
+}
+
+impl r2d2::HandleError<postgres::Error> for PoolErrors {
+    fn handle_error(&self, error: postgres::Error) {
+        tracing::debug!(
+            location = %self.redact.location,
+            role = self.role,
+            "PostgreSQL connection failed: {}",
+            self.redact.scrub(&describe(&error))
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

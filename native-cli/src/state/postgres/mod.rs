@@ -17,7 +17,7 @@ mod schema;
 mod snapshots;
 
 use super::{LockInfo, MigrateReport, StateBackend, StateError, StateStore, STATE_VERSION};
-use crate::util::pg_url::{describe, Redact};
+use crate::util::pg_url::{describe, PoolErrors, Redact};
 use chrono::{DateTime, Utc};
 use efmesh_core::interval::{Ledger, Range};
 use efmesh_core::plan::Pointer;
@@ -313,22 +313,6 @@ fn checkout(pool: &Pool, redact: &Redact) -> Result<r2d2::PooledConnection<Manag
     pool.get().map_err(|e| redact.store(e))
 }
 
-/// Hands connection errors the pool meets to the log, scrubbed, instead of r2d2's default
-/// handler which would print them unredacted through `log`.
-struct PoolErrors(Arc<Redact>);
-
-impl std::fmt::Debug for PoolErrors {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("PoolErrors").field(&self.0.location).finish()
-    }
-}
-
-impl r2d2::HandleError<postgres::Error> for PoolErrors {
-    fn handle_error(&self, error: postgres::Error) {
-        tracing::debug!(store = %self.0.location, "state connection failed: {}", self.0.scrub(&describe(&error)));
-    }
-}
-
 /// The PostgreSQL store at a URL, as the composition root configures it: opens pooled
 /// connections to schema `efmesh_state`, bootstrapping a new database and refusing one that
 /// needs `efmesh migrate`.
@@ -393,7 +377,10 @@ impl PostgresBackend {
             .max_size(POOL_SIZE)
             .min_idle(Some(0))
             .connection_timeout(CONNECT_TIMEOUT)
-            .error_handler(Box::new(PoolErrors(self.redact.clone())))
+            .error_handler(Box::new(PoolErrors {
+                redact: self.redact.clone(),
+                role: "state",
+            }))
             .build_unchecked(PostgresConnectionManager::new(self.config.clone(), NoTls));
         *slot = Some(pool.clone());
         Ok(pool)
