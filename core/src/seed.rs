@@ -143,6 +143,77 @@ pub fn record_lines(format: SeedFormat, bytes: &[u8]) -> Option<Vec<u64>> {
     }
 }
 
+/// Every record of the file as text, one value per file column (in [`columns`]' order), for
+/// an engine that cannot read files itself and is handed the rows instead (PostgreSQL's
+/// `COPY FROM STDIN`). The values mean what DuckDB's readers make of the file: an empty CSV
+/// field and a JSON `null` or missing key are NULL, a JSON string is its text, and any other
+/// JSON value is its JSON text. Blank lines are no records. An error names the record.
+pub fn records(
+    format: SeedFormat,
+    bytes: &[u8],
+    file_columns: &[String],
+) -> Result<Vec<Vec<Option<String>>>, String> {
+    match format {
+        SeedFormat::Csv => {
+            let mut rdr = csv::ReaderBuilder::new()
+                .has_headers(true)
+                .flexible(true)
+                .from_reader(bytes);
+            let mut out = vec![];
+            for (n, record) in rdr.records().enumerate() {
+                let record = record.map_err(|e| format!("row {}: {e}", n + 1))?;
+                if record.len() != file_columns.len() {
+                    return Err(format!(
+                        "row {} has {} value(s), and the header names {} column(s)",
+                        n + 1,
+                        record.len(),
+                        file_columns.len()
+                    ));
+                }
+                out.push(
+                    record
+                        .iter()
+                        .map(|v| (!v.is_empty()).then(|| v.to_string()))
+                        .collect(),
+                );
+            }
+            Ok(out)
+        }
+        SeedFormat::Json => {
+            let rows: Vec<serde_json::Map<String, serde_json::Value>> =
+                serde_json::from_slice(strip_bom(bytes)).map_err(|e| e.to_string())?;
+            Ok(rows.iter().map(|r| json_record(r, file_columns)).collect())
+        }
+        SeedFormat::JsonLines => {
+            let text = std::str::from_utf8(strip_bom(bytes)).map_err(|e| e.to_string())?;
+            let mut out = vec![];
+            for (n, line) in text.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let row: serde_json::Map<String, serde_json::Value> =
+                    serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
+                out.push(json_record(&row, file_columns));
+            }
+            Ok(out)
+        }
+    }
+}
+
+fn json_record(
+    row: &serde_json::Map<String, serde_json::Value>,
+    file_columns: &[String],
+) -> Vec<Option<String>> {
+    file_columns
+        .iter()
+        .map(|c| match row.get(c) {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(s)) => Some(s.clone()),
+            Some(other) => Some(other.to_string()),
+        })
+        .collect()
+}
+
 /// Compare the file's columns with the declared ones, by name and case-insensitively (order
 /// does not matter: seeds load by name). Every declared column the file lacks, and every file
 /// column not declared, is a problem naming the file and the column.
@@ -306,6 +377,37 @@ mod tests {
         assert_eq!(columns(SeedFormat::Csv, bom).unwrap(), ["a", "b"]);
         let bom = b"\xEF\xBB\xBF[{\"a\": 1}]";
         assert_eq!(columns(SeedFormat::Json, bom).unwrap(), ["a"]);
+    }
+
+    #[test]
+    fn records_are_text_with_nulls_where_duckdb_reads_them() {
+        let cols = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let csv = b"a,b\n1,\"two\nlines\"\n\n,4\n";
+        let r = records(SeedFormat::Csv, csv, &cols(&["a", "b"])).unwrap();
+        assert_eq!(
+            r,
+            [
+                vec![Some("1".into()), Some("two\nlines".into())],
+                vec![None, Some("4".into())]
+            ]
+        );
+        let e = records(SeedFormat::Csv, b"a,b\n1\n", &cols(&["a", "b"])).unwrap_err();
+        assert_eq!(e, "row 1 has 1 value(s), and the header names 2 column(s)");
+        let json = br#"[{"b": 1.5, "a": "x"}, {"a": null, "b": {"k": [1]}}, {}]"#;
+        let r = records(SeedFormat::Json, json, &cols(&["a", "b"])).unwrap();
+        assert_eq!(
+            r,
+            [
+                vec![Some("x".into()), Some("1.5".into())],
+                vec![None, Some(r#"{"k":[1]}"#.into())],
+                vec![None, None]
+            ]
+        );
+        let lines = b"{\"a\": true}\n\n{\"a\": \"y\"}\n";
+        let r = records(SeedFormat::JsonLines, lines, &cols(&["a"])).unwrap();
+        assert_eq!(r, [vec![Some("true".into())], vec![Some("y".into())]]);
+        let e = records(SeedFormat::JsonLines, b"{}\n{\n", &cols(&["a"])).unwrap_err();
+        assert!(e.starts_with("line 2:"), "{e}");
     }
 
     #[test]

@@ -105,10 +105,6 @@ fn engine_lacks(config: &Config, m: &Model) -> Option<&'static str> {
             },
             _,
         ) => Some("reading files or URLs (a file-based EXTERNAL model)"),
-        // loading a seed through COPY FROM STDIN is not built yet
-        (Kind::Seed { .. }, _) => {
-            Some("loading a seed file (seeds on PostgreSQL are not built yet)")
-        }
         _ => None,
     }
 }

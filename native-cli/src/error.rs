@@ -101,6 +101,17 @@ pub enum Error {
         /// Each difference.
         differences: Vec<efmesh_core::contract::ColumnDifference>,
     },
+    /// A seed file could not be read or parsed when efmesh loads it for an engine that cannot
+    /// read files (PostgreSQL). Nothing was written.
+    #[error("seed `{model}` ({file}) cannot be loaded: {reason}")]
+    Seed {
+        /// The SEED model.
+        model: String,
+        /// Its seed file, relative to the project root.
+        file: String,
+        /// Why not.
+        reason: String,
+    },
     /// Values of a seed file do not fit its declared column types; found (with `TRY_CAST`) before
     /// anything was written.
     #[error("seed `{model}` ({file}) has {rows} row(s) whose values do not fit the declared columns:{}", values.iter().map(|v| format!("\n    {v}")).collect::<String>())]
@@ -241,6 +252,7 @@ impl Error {
             Error::SchemaMismatch { .. } => "schema-mismatch",
             Error::AuditFailed { .. } => "audit-failed",
             Error::SeedValues { .. } => "seed-values",
+            Error::Seed { .. } => "seed-file",
             Error::CronExpression { .. } => "cron-expression",
             Error::UntranslatableCron { .. } => "cron-untranslatable",
             Error::CrontabMissing { .. } => "crontab-missing",
@@ -277,6 +289,7 @@ impl Error {
             Error::NoMaintenance { .. } => Some("only an EXTERNAL model reading parquet files can be compacted: add `maintenance (partition_key day, unique_key (id), order received_at)` to its MODEL block (README: `efmesh compact`)".into()),
             Error::Compact { .. } => Some("the partition's files were not deleted: fix or move away the file the message names, then run `efmesh compact` again".into()),
             Error::SchemaMismatch { .. } => Some("change the query or its `columns` so they agree; nothing was written for this model and the environment was not changed".into()),
+            Error::Seed { .. } => Some("fix the file (`efmesh check` reads it too) and apply again; nothing was written for this model and the environment was not changed".into()),
             Error::SeedValues { .. } => Some("fix the values in the file, or declare the columns with types that fit them; nothing was written for this model and the environment was not changed".into()),
             Error::AuditFailed { .. } => Some("fix the data or the model and apply again; the audited intervals are not marked done, so they are computed again then. `blocking := false` turns an audit into a warning".into()),
             Error::CronExpression { .. } => Some("give five fields `minute hour day-of-month month day-of-week` (e.g. `*/15 * * * *`, `0 3 * * 1-5`) or a macro: @hourly, @daily, @weekly, @monthly, @yearly".into()),

@@ -271,3 +271,43 @@ fn another_connection_sees_the_same_database() {
         );
     });
 }
+
+#[test]
+fn copied_rows_arrive_as_text_exactly_with_their_nulls() {
+    for_every_engine(|e| {
+        let d = e.dialect();
+        let columns = vec!["id".to_string(), "Odd Name".to_string()];
+        let staging = materialize::seed::staging_table(d, &columns);
+        // twice: a rerun on the same connection replaces the table
+        e.execute("staging", &staging).unwrap();
+        e.execute("staging", &staging).unwrap();
+        let hostile = "tab\there, \"quoted\", back\\slash, new\nline, 'single', é, \\N";
+        let rows = vec![
+            vec![Some("1".into()), Some(hostile.to_string())],
+            vec![Some("2".into()), None],
+            vec![Some("3".into()), Some(String::new())],
+        ];
+        e.copy_rows("copy", materialize::seed::STAGING, &columns, &rows)
+            .unwrap();
+        let staged = materialize::seed::STAGING;
+        let got = e
+            .query(
+                "read back",
+                &format!(
+                    "SELECT id, {} FROM {staged} ORDER BY id",
+                    d.ident("Odd Name")
+                ),
+                None,
+            )
+            .unwrap();
+        assert_eq!(got.rows, rows, "{}", e.name());
+        // what seeds do next: cast into typed columns
+        assert_eq!(
+            one(e, &format!("SELECT sum(CAST(id AS INTEGER)) FROM {staged}")),
+            "6"
+        );
+        // a column the table lacks is the engine's error, not a panic
+        let bad = e.copy_rows("copy", staged, &["nope".to_string()], &[vec![None]]);
+        assert!(bad.is_err(), "{}", e.name());
+    });
+}

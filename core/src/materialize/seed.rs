@@ -6,6 +6,24 @@ use crate::model::ColumnDef;
 use crate::project::Project;
 use crate::seed::{self, SeedFormat};
 
+/// The session-local table a seed's records are copied into when the engine cannot read the
+/// file itself (PostgreSQL): one text column per file column, so [`select`] and
+/// [`bad_values`] read it exactly as they read the file on DuckDB.
+pub const STAGING: &str = "efmesh_seed_rows";
+
+/// The statements that (re)create [`STAGING`] with one text column per file column.
+pub fn staging_table(d: &dyn SqlDialect, file_columns: &[String]) -> String {
+    let columns = file_columns
+        .iter()
+        .map(|c| format!("{} TEXT", d.ident(c)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "{}; CREATE TEMP TABLE {STAGING} ({columns})",
+        d.drop(super::RelationKind::Table, STAGING, true)
+    )
+}
+
 /// The relation that reads seed `i`'s file (`file`, project-relative) with every value as text.
 pub fn source(files: &dyn FileSql, project: &Project, i: usize, file: &str) -> String {
     match SeedFormat::of(file) {
@@ -34,15 +52,10 @@ pub fn declared_columns(project: &Project, i: usize) -> Vec<(&str, &ColumnDef)> 
         .collect()
 }
 
-/// The query that loads seed model `i` from `file` (project-relative): the declared columns
-/// cast to their types, or every column as text when none are declared.
-pub fn select(
-    d: &dyn SqlDialect,
-    files: &dyn FileSql,
-    project: &Project,
-    i: usize,
-    file: &str,
-) -> String {
+/// The query that loads seed model `i` from `from` (its file through [`source`], or
+/// [`STAGING`]): the declared columns cast to their types, or every column as text when none
+/// are declared.
+pub fn select(d: &dyn SqlDialect, project: &Project, i: usize, from: &str) -> String {
     let cols = declared_columns(project, i);
     let list = if cols.is_empty() {
         "*".to_string()
@@ -59,19 +72,18 @@ pub fn select(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    format!("SELECT {list} FROM {}", source(files, project, i, file))
+    format!("SELECT {list} FROM {from}")
 }
 
-/// A read-only query over seed `i`'s file that finds up to `sample` records with values that
+/// A read-only query over seed `i`'s records (`from`, as in [`select`]) that finds up to `sample` records with values that
 /// do not fit their declared column: `(row number, comma-separated indexes into
 /// [`declared_columns`] of the values that do not fit, how many records do not fit, then every
 /// declared column's value as text)`. `None` when no columns are declared.
 pub fn bad_values(
     d: &dyn SqlDialect,
-    files: &dyn FileSql,
     project: &Project,
     i: usize,
-    file: &str,
+    from: &str,
     sample: usize,
 ) -> Option<String> {
     let cols = declared_columns(project, i);
@@ -103,7 +115,7 @@ pub fn bad_values(
         "SELECT s.__efmesh_row, concat_ws(',', {flags}), count(*) OVER (), {values} \
          FROM (SELECT row_number() OVER () AS __efmesh_row, * FROM {}) AS s \
          WHERE {} ORDER BY s.__efmesh_row LIMIT {sample}",
-        source(files, project, i, file),
+        from,
         bad.join(" OR ")
     ))
 }

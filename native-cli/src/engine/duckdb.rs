@@ -196,6 +196,37 @@ impl Engine for DuckDbEngine {
         true
     }
 
+    /// One prepared `INSERT` per row inside a transaction. DuckDB reads seed files itself, so
+    /// only the conformance suite, which holds every engine to the same contract, calls this.
+    fn copy_rows(
+        &mut self,
+        context: &str,
+        table: &str,
+        columns: &[String],
+        rows: &[Vec<Option<String>>],
+    ) -> Result<(), EngineError> {
+        let list: Vec<String> = columns.iter().map(|c| self.dialect().ident(c)).collect();
+        let marks = vec!["?"; columns.len()].join(", ");
+        let sql = format!("INSERT INTO {table} ({}) VALUES ({marks})", list.join(", "));
+        self.statements += 1;
+        tracing::debug!(context, sql = sql.as_str(), rows = rows.len(), "copying");
+        let fail = |e: duckdb::Error| EngineError::Statement {
+            context: context.into(),
+            message: e.to_string(),
+            sql: sql.clone(),
+        };
+        let tx = self.conn.transaction().map_err(fail)?;
+        {
+            let mut insert = tx.prepare(&sql).map_err(fail)?;
+            for r in rows {
+                insert
+                    .execute(duckdb::params_from_iter(r.iter()))
+                    .map_err(fail)?;
+            }
+        }
+        tx.commit().map_err(fail)
+    }
+
     fn transaction(&mut self, context: &str, statements: &[String]) -> Result<(), EngineError> {
         let tx = self
             .conn

@@ -14,6 +14,9 @@ pub enum EngineFeature {
     ParquetTarget,
     /// DuckLake catalogs.
     DuckLake,
+    /// Taking rows streamed from efmesh ([`Engine::copy_rows`]): how a seed reaches an
+    /// engine that cannot read the project's files.
+    CopyRows,
 }
 
 /// Why the engine failed.
@@ -137,6 +140,16 @@ pub trait Engine {
     fn execute(&mut self, context: &str, sql: &str) -> Result<(), EngineError>;
     /// The result columns (name, type) a query would return, without running it.
     fn describe(&mut self, sql: &str) -> Result<Vec<(String, String)>, EngineError>;
+    /// Append `rows` (text values, `None` for NULL) to the existing `table`'s `columns`, in
+    /// one statement efmesh streams to the engine: PostgreSQL cannot read the project's files
+    /// from SQL, so a seed's records travel this way (`COPY ... FROM STDIN`).
+    fn copy_rows(
+        &mut self,
+        context: &str,
+        table: &str,
+        columns: &[String],
+        rows: &[Vec<Option<String>>],
+    ) -> Result<(), EngineError>;
     /// The columns (name, type) of an existing table, given as `schema.table`.
     fn table_columns(&mut self, qualified: &str) -> Result<Vec<(String, String)>, EngineError>;
     /// What the relation `schema.table` is, if it exists: the janitor drops each physical

@@ -44,6 +44,9 @@ pub struct ApplyOptions {
     /// Told how far each model's backfill is, so a front end (the CLI's progress bar) can show
     /// it without parsing logs.
     pub progress: Option<ProgressHook>,
+    /// The project root, where seed files are read when the engine cannot read them itself
+    /// (PostgreSQL); `Efmesh::apply` sets it. `None`: the working directory.
+    pub root: Option<std::path::PathBuf>,
 }
 
 /// What an apply did.
@@ -86,6 +89,8 @@ fn check_capabilities(project: &Project, plan: &Plan, engine: &dyn Engine) -> Re
         };
         let m = &project.models[i];
         let needs = match &m.kind {
+            // a seed the engine cannot read is copied to it row by row
+            Kind::Seed { .. } if engine.supports(EngineFeature::CopyRows) => None,
             Kind::Seed { .. } => Some(EngineFeature::FileSources),
             Kind::External {
                 source: ExternalSource::Files { .. } | ExternalSource::Url { .. },
@@ -189,6 +194,7 @@ pub fn apply_plan(
         env: &plan.env,
         progress: opts.progress.as_ref(),
         connections_per_model: limit.map(|l| (l / lanes).max(1)),
+        root: opts.root.as_deref().unwrap_or(std::path::Path::new(".")),
     };
     let mut built = vec![];
     let mut batches = vec![];
@@ -421,7 +427,16 @@ mod tests {
             Ok(Box::new(NoFiles))
         }
         fn supports(&self, f: EngineFeature) -> bool {
-            f != EngineFeature::FileSources
+            !matches!(f, EngineFeature::FileSources | EngineFeature::CopyRows)
+        }
+        fn copy_rows(
+            &mut self,
+            _: &str,
+            _: &str,
+            _: &[String],
+            _: &[Vec<Option<String>>],
+        ) -> Result<(), EngineError> {
+            panic!("nothing may run")
         }
         fn transaction(&mut self, _: &str, _: &[String]) -> Result<(), EngineError> {
             panic!("nothing may run")

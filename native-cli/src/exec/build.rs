@@ -15,7 +15,7 @@ use efmesh_core::interval::Range;
 use efmesh_core::materialize;
 use efmesh_core::model::Kind;
 use efmesh_core::plan::Plan;
-use efmesh_core::project::{seed_path, Project};
+use efmesh_core::project::Project;
 use std::time::Instant;
 
 /// What building one model left behind, for the apply's report.
@@ -79,7 +79,10 @@ pub(crate) fn model(
     };
     let materializer = materializer::of(project, i, cx.lake);
     if a.build {
-        crate::exec::seeds::check_values(project, i, engine)?;
+        let seed = crate::exec::seeds::source(project, i, cx.root, engine)?;
+        if let Some(seed) = &seed {
+            crate::exec::seeds::check_values(project, i, seed, engine)?;
+        }
         let started = Instant::now();
         tracing::info!(
             model = a.model.as_str(),
@@ -102,7 +105,9 @@ pub(crate) fn model(
             all
         };
         let d = engine.dialect();
-        let create = |relation: &str| create_statement(project, i, relation, cx.render, now, d);
+        let seed_from = seed.as_ref().map(|s| s.from.as_str());
+        let create =
+            |relation: &str| create_statement(project, i, relation, cx.render, now, d, seed_from);
         let shape = || cx.render.whole(i, now);
         let written = materializer.build(
             engine,
@@ -184,8 +189,8 @@ pub(crate) fn model(
     Ok(out)
 }
 
-/// The statement that builds model `i`'s physics at `relation`: a seed loaded from its file,
-/// or the query rendered over its history so far.
+/// The statement that builds model `i`'s physics at `relation`: a seed cast from its records
+/// (`seed`, from [`crate::exec::seeds::source`]), or the query rendered over its history so far.
 fn create_statement(
     project: &Project,
     i: usize,
@@ -193,19 +198,17 @@ fn create_statement(
     render: &Renderer,
     now: DateTime<Utc>,
     d: &dyn efmesh_core::sql::dialect::SqlDialect,
+    seed: Option<&str>,
 ) -> Result<String, Error> {
     let m = &project.models[i];
-    let select = match &m.kind {
-        Kind::Seed { path } => {
-            // CSV or JSON, every value read as text and cast to the declared columns
-            let files = d.files().ok_or_else(|| {
-                Error::Unsupported(format!(
-                    "`{}` is a SEED model, and {} cannot read files",
-                    m.name,
-                    d.name()
-                ))
-            })?;
-            materialize::seed::select(d, files, project, i, &seed_path(&m.file, path))
+    let select = match (&m.kind, seed) {
+        // CSV or JSON, every value read as text and cast to the declared columns
+        (Kind::Seed { .. }, Some(from)) => materialize::seed::select(d, project, i, from),
+        (Kind::Seed { .. }, None) => {
+            return Err(Error::Render(format!(
+                "seed `{}` was not loaded before its build",
+                m.name
+            )))
         }
         _ => render.whole(i, now)?,
     };

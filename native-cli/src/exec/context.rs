@@ -34,6 +34,8 @@ pub(crate) struct BatchContext<'a> {
     /// The most engine connections one model's batches may hold at once (`None`: no limit):
     /// the engine's connection limit shared out among the models building in parallel.
     pub(crate) connections_per_model: Option<usize>,
+    /// The project root: seed files the engine cannot read are read from here.
+    pub(crate) root: &'a std::path::Path,
 }
 
 impl BatchContext<'_> {

@@ -2,7 +2,10 @@
 //!
 //! Every value is read as text (CSV through `read_csv(all_varchar)`, JSON through `read_json`
 //! with every key declared `VARCHAR`), then cast to the declared columns, so CSV, JSON and JSON
-//! lines seeds mean the same thing. Before the cast, one read-only query finds the values that
+//! lines seeds mean the same thing. An engine that cannot read files (PostgreSQL) is handed
+//! the file's records instead: efmesh parses the file, copies its records as text into a
+//! session-local table ([`seed_sql::STAGING`]) with `COPY ... FROM STDIN`, and the same cast
+//! and checks read that table. Before the cast, one read-only query finds the values that
 //! would not fit (`TRY_CAST` is NULL where the value is not), so a bad value is reported by file,
 //! row, line and column instead of as the engine's bare conversion error.
 
@@ -12,30 +15,84 @@ use efmesh_core::materialize::seed as seed_sql;
 use efmesh_core::model::{Kind, Model};
 use efmesh_core::project::{seed_path, Project};
 use efmesh_core::seed::{self, SeedFormat};
+use std::path::Path;
 
 /// How many bad values a refused seed reports.
 const SAMPLE: usize = 5;
 /// Longer values are shortened in reports.
 const VALUE_CHARS: usize = 60;
 
+/// Where seed model `i`'s records are read from, as a relation with every value as text: its
+/// file, read by the engine, or, for an engine that cannot read files, [`seed_sql::STAGING`]
+/// filled here from the file under `root`. `None` for other kinds.
+pub(crate) fn source(
+    project: &Project,
+    i: usize,
+    root: &Path,
+    engine: &mut dyn Engine,
+) -> Result<Option<Seed>, Error> {
+    let m = &project.models[i];
+    let Kind::Seed { path } = &m.kind else {
+        return Ok(None);
+    };
+    let file = seed_path(&m.file, path);
+    let d = engine.dialect();
+    if let Some(files) = d.files() {
+        return Ok(Some(Seed {
+            from: seed_sql::source(files, project, i, &file),
+            bytes: None,
+            file,
+        }));
+    }
+    let unreadable = |reason: String| Error::Seed {
+        model: m.name.clone(),
+        file: file.clone(),
+        reason,
+    };
+    let bytes = crate::util::bounded_read::read_bounded(
+        &root.join(&file),
+        crate::util::bounded_read::SEED_LIMIT,
+    )
+    .map_err(unreadable)?;
+    let columns = project.seed_columns[i].clone().unwrap_or_default();
+    let records = seed::records(SeedFormat::of(&file), &bytes, &columns).map_err(unreadable)?;
+    let context = format!("loading seed {}", m.name);
+    engine
+        .execute(&context, &seed_sql::staging_table(d, &columns))
+        .map_err(|e| build_error(m, e))?;
+    engine
+        .copy_rows(&context, seed_sql::STAGING, &columns, &records)
+        .map_err(|e| build_error(m, e))?;
+    Ok(Some(Seed {
+        from: seed_sql::STAGING.to_string(),
+        bytes: Some(bytes),
+        file,
+    }))
+}
+
+/// A seed's records, ready to be checked and cast.
+pub(crate) struct Seed {
+    /// The relation holding them as text.
+    pub(crate) from: String,
+    /// The file's content, when efmesh read it (rather than the engine).
+    bytes: Option<Vec<u8>>,
+    /// The file, project-relative.
+    file: String,
+}
+
 /// Refuse seed model `i` when a value of its file does not fit its declared column type,
 /// naming the file, row, line, column, value and type of the first few. Read-only; a no-op for
-/// other kinds and for seeds without declared columns.
+/// seeds without declared columns.
 pub(crate) fn check_values(
     project: &Project,
     i: usize,
+    seed: &Seed,
     engine: &mut dyn Engine,
 ) -> Result<(), Error> {
     let m = &project.models[i];
-    let Kind::Seed { path } = &m.kind else {
-        return Ok(());
-    };
     let d = engine.dialect();
-    let Some(files) = d.files() else {
-        return Ok(());
-    };
-    let file = seed_path(&m.file, path);
-    let Some(sql) = seed_sql::bad_values(d, files, project, i, &file, SAMPLE) else {
+    let file = seed.file.clone();
+    let Some(sql) = seed_sql::bad_values(d, project, i, &seed.from, SAMPLE) else {
         return Ok(());
     };
     let cols = seed_sql::declared_columns(project, i);
@@ -46,7 +103,10 @@ pub(crate) fn check_values(
     if found.rows.is_empty() {
         return Ok(());
     }
-    let lines = file_lines(engine, &context, &file);
+    let lines = match &seed.bytes {
+        Some(bytes) => seed::record_lines(SeedFormat::of(&file), bytes),
+        None => file_lines(engine, &context, &file),
+    };
     let number = |v: &Option<String>| v.as_deref().and_then(|s| s.parse::<u64>().ok());
     let rows = found.rows.first().and_then(|r| number(&r[2])).unwrap_or(0);
     let mut report = vec![];

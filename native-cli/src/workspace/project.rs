@@ -231,6 +231,9 @@ impl Efmesh {
                 Some(lock)
             }
         };
+        if opts.root.is_none() {
+            opts.root = Some(self.root.clone());
+        }
         let mut state = self.state()?;
         let pointers = state.environment(&plan.env)?;
         if !plan_is_current(plan, &pointers) {

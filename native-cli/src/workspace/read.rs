@@ -63,7 +63,12 @@ pub(crate) fn load_sources(
     sources: ProjectSources,
 ) -> CheckReport {
     let mut files = BTreeMap::from([(CONFIG_FILE.to_string(), config_text.clone())]);
-    let mut read_seed = |rel: &str| std::fs::read(root.join(rel)).map_err(|e| e.to_string());
+    let mut read_seed = |rel: &str| {
+        crate::util::bounded_read::read_bounded(
+            &root.join(rel),
+            crate::util::bounded_read::SEED_LIMIT,
+        )
+    };
     let parsed = parse_parallel(&sources);
     let loaded = project::load_parsed(&sources, parsed, &mut read_seed);
     // keep the texts of the files diagnostics point into, for rendering them

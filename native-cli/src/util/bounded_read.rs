@@ -1,0 +1,54 @@
+//! Reading a file the user named, with a ceiling: a seed `path '/dev/zero'` or a runaway
+//! generated file must end in a clear error, not in gigabytes of memory.
+
+use std::io::Read;
+use std::path::Path;
+
+/// The most a seed file may hold. Seeds are small reference tables shipped with the project;
+/// anything larger belongs in an EXTERNAL model the engine reads itself.
+pub const SEED_LIMIT: u64 = 256 * 1024 * 1024;
+
+/// The content of the regular file at `path`, refused when it is not a regular file (a device,
+/// a FIFO, a directory) or holds more than `limit` bytes. The error says which, for a message
+/// that names the file.
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    let mut bytes = Vec::with_capacity(meta.len().min(limit) as usize);
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "it holds more than {} MiB, the most efmesh reads for it",
+            limit / (1024 * 1024)
+        ));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_and_oversized_files_are_refused() {
+        assert_eq!(
+            read_bounded(Path::new("/dev/zero"), 10).unwrap_err(),
+            "it is not a regular file"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("a.csv");
+        std::fs::write(&f, vec![b'x'; 2 * 1024 * 1024 + 1]).unwrap();
+        let e = read_bounded(&f, 2 * 1024 * 1024).unwrap_err();
+        assert!(e.contains("more than 2 MiB"), "{e}");
+        assert_eq!(
+            read_bounded(&f, 3 * 1024 * 1024).unwrap().len(),
+            2 * 1024 * 1024 + 1
+        );
+        assert!(read_bounded(dir.path(), 10).is_err());
+    }
+}
