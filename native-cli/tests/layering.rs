@@ -145,7 +145,7 @@ fn the_cycle_check_finds_a_cycle() {
 #[test]
 fn only_the_backends_name_duckdb_sqlite_or_the_file_system() {
     // the DuckDB engine, the SQLite store, the local lake (and landing zones), project
-    // reading, init and the atomic-file helper
+    // reading, init, and the atomic-file and bounded-read helpers
     let allowed = [
         "engine::duckdb",
         "state::sqlite",
@@ -156,6 +156,7 @@ fn only_the_backends_name_duckdb_sqlite_or_the_file_system() {
         "workspace::plan_cache",
         "workspace::init",
         "util::atomic_file",
+        "util::bounded_read",
     ];
     let mut offenders = vec![];
     for (m, text) in modules(&src("native-cli")) {
