@@ -104,10 +104,12 @@ pub enum Problem {
     #[error("the MODEL block has no `name`")]
     MissingName,
     /// A model name (in a MODEL block or `external_models.yaml`) is not of the form `schema.table`.
-    #[error("`{name}` is not a valid model name")]
+    #[error("`{name}` is not a valid model name: {reason}")]
     InvalidName {
         /// The name as written.
         name: String,
+        /// Why not ([`crate::naming::name_problem`]).
+        reason: String,
     },
     /// A property's value has the wrong shape or is not one of the allowed values.
     #[error("invalid value for `{property}`: expected {expected}")]
@@ -362,6 +364,19 @@ pub enum Problem {
         /// What it may be.
         expected: &'static str,
     },
+    /// A built-in audit's argument is not what the audit reads it as (column names, values, a
+    /// row count, conditions), so it would reach SQL as something else.
+    #[error("audit `{audit}`: `{arg} := {value}`: {reason}")]
+    BadAuditArgument {
+        /// The audit that was called.
+        audit: String,
+        /// The argument.
+        arg: String,
+        /// The value as written.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Two AUDIT blocks define the same audit name.
     #[error("audit `{name}` is defined twice")]
     DuplicateAudit {
@@ -483,6 +498,7 @@ impl Problem {
             Problem::MissingAuditArgument { .. } => "missing-audit-argument",
             Problem::UnknownAuditArgument { .. } => "unknown-audit-argument",
             Problem::InvalidAuditArgument { .. } => "invalid-audit-argument",
+            Problem::BadAuditArgument { .. } => "bad-audit-argument",
             Problem::DuplicateAudit { .. } => "duplicate-audit",
             Problem::EndBeforeStart { .. } => "end-before-start",
             Problem::NotBuiltYet { .. } => "not-built-yet",
@@ -504,7 +520,7 @@ impl Problem {
             Problem::IgnoredProperty { why, .. } => Some(why.to_string()),
             Problem::DuplicateProperty { .. } => Some("remove one of them".into()),
             Problem::MissingName => Some("add `name schema.table,` to the MODEL block".into()),
-            Problem::InvalidName { .. } => Some("model names are `schema.table`".into()),
+            Problem::InvalidName { .. } => Some("model names are `schema.table`, each part a plain identifier outside efmesh's namespaces (`_efmesh`, `efmesh_state`, `<env>__<schema>`)".into()),
             Problem::UnknownKind { suggestion, .. } => Some(match suggestion {
                 Some(s) => format!("did you mean `{s}`?"),
                 None => "kinds: FULL, VIEW, EMBEDDED, INCREMENTAL_BY_TIME_RANGE, INCREMENTAL_BY_UNIQUE_KEY, SCD_TYPE_2, SCD_TYPE_2_BY_COLUMN, SEED, EXTERNAL".into(),
@@ -546,6 +562,13 @@ impl Problem {
             Problem::MissingAuditArgument { arg, .. } => Some(format!("pass it as `{arg} := ...`")),
             Problem::UnknownAuditArgument { suggestion, known, .. } => did_you_mean(suggestion).or_else(|| Some(format!("it takes: {}", known.join(", ")))),
             Problem::InvalidAuditArgument { expected, .. } => Some(format!("use {expected}")),
+            Problem::BadAuditArgument { arg, .. } => Some(match arg.as_str() {
+                "columns" => "name one or more columns of the model: `columns := (a, b)`".into(),
+                "column" => "name one column of the model: `column := a`".into(),
+                "threshold" => "give the least number of rows, a whole number: `threshold := 10`".into(),
+                "is_in" => "list the accepted values: `is_in := ('a', 'b')`".into(),
+                _ => "list SQL conditions every row must meet: `criteria := (x > 0)`".into(),
+            }),
             Problem::DuplicateAudit { first, .. } => Some(format!("first defined in {first}")),
             Problem::EndBeforeStart { .. } => Some("`end` is the last instant of the history to build; move it after `start`, or remove it to keep the history open".into()),
             Problem::NotBuiltYet { instead, .. } => Some(instead.clone()),

@@ -55,9 +55,9 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Model>, Diagnostic> {
     for e in entries {
         let _ = (&e.gateway, &e.start, &e.dialect);
         let name = e.name.trim_matches('"').to_ascii_lowercase();
-        if name.split('.').count() != 2 {
+        if let Some(reason) = crate::naming::name_problem(&name) {
             return Err(Diagnostic::at(
-                Problem::InvalidName { name },
+                Problem::InvalidName { name, reason },
                 Location::file_only(file),
             ));
         }

@@ -34,6 +34,52 @@ pub fn validate_env(env: &str) -> Result<(), InvalidEnvironment> {
     }
 }
 
+/// Whether `name` is a plain SQL identifier: letters, digits and `_`, not starting with a
+/// digit; a name of this shape means the same quoted or not, in DuckDB and PostgreSQL alike.
+pub fn plain_ident(part: &str) -> bool {
+    part.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Whether `name` is a relation of one to three plain identifiers (`t`, `s.t`, `c.s.t`): the
+/// only form in which an EXTERNAL table's name is written into SQL.
+pub fn plain_relation(name: &str) -> bool {
+    let parts: Vec<&str> = name.split('.').collect();
+    parts.len() <= 3 && parts.iter().all(|p| plain_ident(p))
+}
+
+/// Why a model name cannot be used, if it cannot: model names become schema and table names
+/// in the engine and keys in the lake, so each part is a plain SQL identifier (letters,
+/// digits and `_`, not starting with a digit: never a quote, a space or a `;`), and no name
+/// may land in efmesh's own namespaces: the physical schema, the PostgreSQL state schema, or
+/// another environment's `<env>__<schema>`.
+pub fn name_problem(name: &str) -> Option<String> {
+    let plain = plain_ident;
+    let Some((schema, table)) = name.split_once('.') else {
+        return Some("it is not `schema.table`".into());
+    };
+    if table.contains('.') || schema.is_empty() || table.is_empty() {
+        return Some("it is not `schema.table`".into());
+    }
+    if let Some(bad) = [schema, table].into_iter().find(|p| !plain(p)) {
+        return Some(format!(
+            "`{bad}` is not a plain identifier: use letters, digits and `_`, not starting with a digit"
+        ));
+    }
+    let lower = schema.to_ascii_lowercase();
+    if lower == PHYSICAL_SCHEMA || lower.starts_with("efmesh_state") {
+        return Some(format!("schema `{schema}` is efmesh's own"));
+    }
+    if schema.contains("__") {
+        return Some(format!(
+            "schema `{schema}` contains `__`, which names environments' schemas (`<env>__<schema>`)"
+        ));
+    }
+    None
+}
+
 /// `(schema, table)` of the view a model gets in `env`: `<env>__<schema>.<table>`, or
 /// `<schema>.<table>` in prod.
 pub fn view_name(env: &str, model: &str) -> (String, String) {
@@ -58,6 +104,25 @@ pub fn physical_name(model: &str, fingerprint: &str) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_that_are_not_plain_or_collide_with_efmesh_are_refused() {
+        assert_eq!(name_problem("med.moves"), None);
+        assert_eq!(name_problem("_stg.v2_x"), None);
+        for bad in [
+            "raw.x as select 1; create table pwned as select 42 as v; create table y",
+            "raw.\"x\"",
+            "raw.2x",
+            "a.b.c",
+            "raw.",
+            "dev__med.moves",
+            "_efmesh.med__moves__01234567",
+            "_EFMESH.t",
+            "efmesh_state.environments",
+        ] {
+            assert!(name_problem(bad).is_some(), "{bad}");
+        }
+    }
 
     #[test]
     fn names_follow_the_documented_shapes() {

@@ -32,17 +32,90 @@ pub fn gap_unit(value: &str) -> Option<(&'static str, &'static str, &'static str
     })
 }
 
-/// The items of a list argument: `(a, b)` gives `a` and `b`, a bare `a` gives `a`.
-pub fn list_items(text: &str, dialect: Dialect) -> Vec<String> {
+/// The columns a `columns` or `column` argument names, each quoted for SQL: an unquoted name
+/// as the engine folds it (lower case, which DuckDB and PostgreSQL both match), a quoted one
+/// as written. Anything but a non-empty list of column names is an error saying what was
+/// found, so no argument text is ever pasted into SQL as written.
+pub fn column_items(text: &str, dialect: Dialect) -> Result<Vec<String>, String> {
     let d = dialect.parser();
-    match Parser::new(d.as_ref())
+    let expr = Parser::new(d.as_ref())
         .try_with_sql(text)
-        .and_then(|mut p| p.parse_expr())
-    {
-        Ok(Expr::Tuple(items)) => items.iter().map(|e| e.to_string()).collect(),
-        Ok(Expr::Nested(e)) => vec![e.to_string()],
-        Ok(e) => vec![e.to_string()],
-        Err(_) => vec![text.to_string()],
+        .and_then(|mut p| {
+            let e = p.parse_expr()?;
+            p.expect_token(&sqlparser::tokenizer::Token::EOF)?;
+            Ok(e)
+        })
+        .map_err(|_| format!("`{text}` is not a list of column names"))?;
+    let items = match expr {
+        Expr::Tuple(items) => items,
+        Expr::Nested(e) => vec![*e],
+        e => vec![e],
+    };
+    if items.is_empty() {
+        return Err("the list is empty".into());
+    }
+    let name = |i: &sqlparser::ast::Ident| {
+        crate::quote::ident(&match i.quote_style {
+            None => i.value.to_lowercase(),
+            Some(_) => i.value.clone(),
+        })
+    };
+    items
+        .iter()
+        .map(|e| match e {
+            Expr::Identifier(i) => Ok(name(i)),
+            Expr::CompoundIdentifier(parts) => {
+                Ok(parts.iter().map(name).collect::<Vec<_>>().join("."))
+            }
+            other => Err(format!("`{other}` is not a column name")),
+        })
+        .collect()
+}
+
+/// The items of a list argument parsed as SQL expressions and printed back by sqlparser, so
+/// only well-formed SQL reaches the query; `None` when the text is not such a list.
+fn expression_items(text: &str, dialect: Dialect) -> Option<Vec<String>> {
+    let d = dialect.parser();
+    let expr = Parser::new(d.as_ref())
+        .try_with_sql(text)
+        .and_then(|mut p| {
+            let e = p.parse_expr()?;
+            p.expect_token(&sqlparser::tokenizer::Token::EOF)?;
+            Ok(e)
+        })
+        .ok()?;
+    Some(match expr {
+        Expr::Tuple(items) => items.iter().map(|e| e.to_string()).collect(),
+        Expr::Nested(e) => vec![e.to_string()],
+        e => vec![e.to_string()],
+    })
+}
+
+/// What is wrong with argument `arg` of built-in audit `audit`, if anything: the checks that
+/// keep argument text from reaching SQL other than as column names, literals, a row count or
+/// well-formed expressions. `check` reports it at the call.
+pub fn argument_problem(audit: &str, arg: &str, value: &str, dialect: Dialect) -> Option<String> {
+    match arg {
+        "columns" => column_items(value, dialect).err(),
+        "column" => match column_items(value, dialect) {
+            Ok(c) if c.len() == 1 => None,
+            Ok(_) => Some("it names more than one column".into()),
+            Err(e) => Some(e),
+        },
+        "threshold" => value
+            .trim()
+            .parse::<u64>()
+            .err()
+            .map(|_| format!("`{value}` is not a whole number of rows")),
+        "is_in" => match expression_items(value, dialect) {
+            Some(items) if !items.is_empty() => None,
+            _ => Some(format!("`{value}` is not a list of values")),
+        },
+        "criteria" if audit == "forall" => match expression_items(value, dialect) {
+            Some(items) if !items.is_empty() => None,
+            _ => Some(format!("`{value}` is not a list of SQL conditions")),
+        },
+        _ => None,
     }
 }
 
@@ -56,7 +129,18 @@ pub fn builtin_sql(
     dialect: Dialect,
 ) -> Option<(String, Shape)> {
     let get = |k: &str| arg(k).unwrap_or_default();
-    let columns = || list_items(&get("columns"), dialect);
+    // `check` refuses arguments that are not what they should be (`argument_problem`); one
+    // that got past it anyway becomes a quoted name that matches nothing, never SQL
+    let names = |k: &str| {
+        let text = get(k);
+        column_items(&text, dialect).unwrap_or_else(|_| vec![crate::quote::ident(&text)])
+    };
+    let columns = || names("columns");
+    let column = || names("column").join(", ");
+    let expressions = |k: &str| {
+        let text = get(k);
+        expression_items(&text, dialect).unwrap_or_else(|| vec![crate::quote::literal(&text)])
+    };
     let sql = match name {
         "not_null" => {
             let cond = columns()
@@ -69,8 +153,8 @@ pub fn builtin_sql(
         "unique_values" => columns()
             .iter()
             .map(|c| {
-                let label = c.replace('\'', "''");
-                format!("SELECT '{label}' AS \"column\", CAST({c} AS VARCHAR) AS \"value\", count(*) AS occurrences FROM {relation} AS audited WHERE {c} IS NOT NULL GROUP BY {c} HAVING count(*) > 1")
+                let label = crate::quote::literal(c.trim_matches('"'));
+                format!("SELECT {label} AS \"column\", CAST({c} AS VARCHAR) AS \"value\", count(*) AS occurrences FROM {relation} AS audited WHERE {c} IS NOT NULL GROUP BY {c} HAVING count(*) > 1")
             })
             .collect::<Vec<_>>()
             .join(" UNION ALL "),
@@ -79,16 +163,16 @@ pub fn builtin_sql(
             format!("SELECT {cols}, count(*) AS occurrences FROM {relation} AS audited GROUP BY {cols} HAVING count(*) > 1")
         }
         "accepted_values" => {
-            let c = get("column");
-            let allowed = list_items(&get("is_in"), dialect).join(", ");
+            let c = column();
+            let allowed = expressions("is_in").join(", ");
             format!("SELECT * FROM {relation} AS audited WHERE {c} NOT IN ({allowed})")
         }
         "number_of_rows" => {
-            let n = get("threshold");
+            let n = get("threshold").trim().parse::<u64>().unwrap_or(0);
             format!("SELECT count(*) AS row_count, {n} AS threshold FROM {relation} AS audited HAVING count(*) < {n}")
         }
         "forall" => {
-            let all = list_items(&get("criteria"), dialect)
+            let all = expressions("criteria")
                 .iter()
                 .map(|c| format!("({c})"))
                 .collect::<Vec<_>>()
@@ -96,7 +180,7 @@ pub fn builtin_sql(
             format!("SELECT * FROM {relation} AS audited WHERE NOT ({all})")
         }
         "assert_contiguous" => {
-            let c = get("column");
+            let c = column();
             return Some((
                 gaps_sql(
                     &format!("SELECT DISTINCT {c} AS v FROM {relation} AS audited WHERE {c} IS NOT NULL"),
@@ -108,7 +192,7 @@ pub fn builtin_sql(
             ));
         }
         "assert_no_gaps" => {
-            let c = get("column");
+            let c = column();
             let (unit, step, fmt) = gap_unit(&get("unit")).unwrap_or(gap_unit("day")?);
             return Some((
                 gaps_sql(
@@ -155,12 +239,42 @@ mod tests {
 
     #[test]
     fn list_arguments_split_into_items() {
-        assert_eq!(list_items("(a, b)", Dialect::DuckDb), vec!["a", "b"]);
-        assert_eq!(list_items("(a)", Dialect::DuckDb), vec!["a"]);
-        assert_eq!(list_items("a", Dialect::DuckDb), vec!["a"]);
+        let cols = |t: &str| column_items(t, Dialect::DuckDb);
+        assert_eq!(cols("(a, B)").unwrap(), vec!["\"a\"", "\"b\""]);
+        assert_eq!(cols("(a)").unwrap(), vec!["\"a\""]);
+        assert_eq!(cols("\"Odd\"\"Name\"").unwrap(), vec!["\"Odd\"\"Name\""]);
+        assert_eq!(cols("t.a").unwrap(), vec!["\"t\".\"a\""]);
         assert_eq!(
-            list_items("(x > 0, y IS NOT NULL)", Dialect::DuckDb),
+            expression_items("(x > 0, y IS NOT NULL)", Dialect::DuckDb).unwrap(),
             vec!["x > 0", "y IS NOT NULL"]
+        );
+    }
+
+    #[test]
+    fn argument_text_never_reaches_sql_unless_it_is_what_it_should_be() {
+        let problem =
+            |audit: &str, arg: &str, v: &str| argument_problem(audit, arg, v, Dialect::DuckDb);
+        assert_eq!(
+            problem("not_null", "columns", "()").as_deref(),
+            Some("`()` is not a list of column names")
+        );
+        assert!(problem("not_null", "columns", "(a, 1)")
+            .unwrap()
+            .contains("`1` is not a column name"));
+        assert!(problem("not_null", "columns", "(a); DROP TABLE t; --").is_some());
+        assert!(problem("not_null", "columns", "(a, b)").is_none());
+        assert!(problem("accepted_values", "column", "(a, b)").is_some());
+        assert!(problem("number_of_rows", "threshold", "1; DROP TABLE t").is_some());
+        assert!(problem("number_of_rows", "threshold", "10").is_none());
+        assert!(problem("accepted_values", "is_in", "('a', 'b')").is_none());
+        assert!(problem("accepted_values", "is_in", "('a'); DROP TABLE t").is_some());
+        assert!(problem("forall", "criteria", "(x > 0) OR 1=1; DROP TABLE t").is_some());
+        // an argument that got past check anyway is a quoted name, not SQL
+        let arg = |k: &str| (k == "columns").then(|| "a IS NULL; DROP TABLE t; --".to_string());
+        let (sql, _) = builtin_sql("not_null", &arg, "t", Dialect::DuckDb).unwrap();
+        assert_eq!(
+            sql,
+            "SELECT * FROM t AS audited WHERE \"a IS NULL; DROP TABLE t; --\" IS NULL"
         );
     }
 

@@ -224,6 +224,7 @@ pub fn check_call<'a>(
     call: &AuditCall,
     named: &dyn Fn(&str) -> Option<&'a AuditDef>,
     named_names: &[&str],
+    dialect: crate::sql::Dialect,
 ) -> Option<Diagnostic> {
     let at = |p: Problem| Some(Diagnostic::at(p, call.location.clone()));
     for (k, v) in &call.args {
@@ -245,6 +246,16 @@ pub fn check_call<'a>(
         });
     }
     if let Some((_, required)) = BUILTIN_AUDITS.iter().find(|(n, _)| *n == call.name) {
+        for (k, v) in &call.args {
+            if let Some(reason) = builtin::argument_problem(&call.name, k, v, dialect) {
+                return at(Problem::BadAuditArgument {
+                    audit: call.name.clone(),
+                    arg: k.clone(),
+                    value: v.clone(),
+                    reason,
+                });
+            }
+        }
         let known: Vec<&str> = required.iter().chain(CALL_OPTIONS).copied().collect();
         for (k, _) in &call.args {
             if !known.contains(&k.as_str()) {

@@ -367,7 +367,18 @@ fn external_source(p: &mut Params, v: &Value) -> Result<ExternalSource, Diagnost
         }
         None => None,
     };
-    let table = p.ident("table")?;
+    let table = match p.value("table") {
+        Some(v) => {
+            let t = v.ident()?;
+            if !crate::naming::plain_relation(&t) {
+                return Err(v.invalid(
+                    "an existing table's name: `schema.table` (or `catalog.schema.table`), each part a plain identifier",
+                ));
+            }
+            Some(t)
+        }
+        None => None,
+    };
     let path = p.text("path")?;
     let url = p.text("url")?;
     let union_by_name = p.bool("union_by_name")?.unwrap_or(false);

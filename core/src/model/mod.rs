@@ -420,10 +420,9 @@ fn interpret(
             match key.as_str() {
                 "name" => {
                     let n = v.ident()?;
-                    let parts: Vec<&str> = n.split('.').collect();
-                    if parts.len() != 2 || parts.iter().any(|p| p.is_empty()) {
+                    if let Some(reason) = crate::naming::name_problem(&n) {
                         return Err(Diagnostic::at(
-                            Problem::InvalidName { name: n },
+                            Problem::InvalidName { name: n, reason },
                             v.location(),
                         ));
                     }
@@ -504,10 +503,16 @@ fn interpret(
             m.name_location = loc;
         }
         None => {
-            diags.push(Diagnostic::at(
-                Problem::MissingName,
-                Location::from_span(file, block_span),
-            ));
+            // a name that was written but refused has its own diagnostic already
+            let written = diags
+                .iter()
+                .any(|d| matches!(d.problem, Problem::InvalidName { .. }));
+            if !written {
+                diags.push(Diagnostic::at(
+                    Problem::MissingName,
+                    Location::from_span(file, block_span),
+                ));
+            }
             return None;
         }
     }

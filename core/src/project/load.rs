@@ -138,7 +138,7 @@ fn named_audits(
     let audit_names: Vec<&str> = audits.keys().map(String::as_str).collect();
     for m in models {
         for call in &m.audits {
-            if let Some(d) = audit::check_call(call, &|n| audits.get(n), &audit_names) {
+            if let Some(d) = audit::check_call(call, &|n| audits.get(n), &audit_names, dialect) {
                 diags.push(d);
             }
         }
