@@ -252,7 +252,12 @@ pub fn to_compute(
 ) -> Vec<Range> {
     let mut missing = ledger.missing(expected);
     if let Some(tail) = missing.last_mut().filter(|r| r.end == expected.end) {
-        tail.start = (tail.start - unit.step() * lookback as i32).max(expected.start);
+        // `check` bounds lookback; past the calendar's range it reaches back to the start
+        let back = i32::try_from(lookback)
+            .ok()
+            .and_then(|n| unit.step().checked_mul(n))
+            .and_then(|d| tail.start.checked_sub_signed(d));
+        tail.start = back.map_or(expected.start, |s| s.max(expected.start));
     }
     Ledger::from_ranges(missing).ranges().to_vec()
 }
@@ -265,10 +270,15 @@ pub fn batches(ranges: &[Range], unit: IntervalUnit, batch_size: Option<u32>) ->
         match batch_size {
             None | Some(0) => out.push(*r),
             Some(n) => {
-                let step = unit.step() * n as i32;
+                // `check` bounds batch_size; a step past the calendar's range is one batch
+                let step = i32::try_from(n)
+                    .ok()
+                    .and_then(|n| unit.step().checked_mul(n));
                 let mut s = r.start;
                 while s < r.end {
-                    let e = (s + step).min(r.end);
+                    let e = step
+                        .and_then(|d| s.checked_add_signed(d))
+                        .map_or(r.end, |e| e.min(r.end));
                     out.push(Range::new(s, e));
                     s = e;
                 }
@@ -366,6 +376,25 @@ mod tests {
         let mut year = Ledger::from_ranges([r("2026-01-01", "2027-01-01")]);
         year.remove(r("2026-06-01T03:00:00", "2026-06-01T04:00:00"));
         assert_eq!(year.ranges().len(), 2);
+    }
+
+    #[test]
+    fn huge_counts_never_overflow_or_wrap() {
+        let expected = r("2026-01-01", "2026-01-05");
+        let ledger = Ledger::from_ranges(vec![r("2026-01-01", "2026-01-03")]);
+        for lookback in [100_000_000, u32::MAX] {
+            assert_eq!(
+                to_compute(&ledger, expected, IntervalUnit::Day, lookback),
+                vec![expected],
+                "{lookback}"
+            );
+        }
+        for size in [95_000_000, u32::MAX] {
+            assert_eq!(
+                batches(&[expected], IntervalUnit::Minute, Some(size)),
+                vec![expected]
+            );
+        }
     }
 
     #[test]

@@ -281,7 +281,14 @@ impl Error {
             Error::Engine(crate::engine::EngineError::Connect { message, .. }) if message.contains("lock") => {
                 Some("another process has the database open for writing (DuckDB allows one writer); retry when it finishes".into())
             }
-            Error::Plan(_) => Some("upgrade efmesh".into()),
+            Error::Plan(efmesh_core::plan::PlanError::NewerFingerprintVersion { .. }) => {
+                Some("upgrade efmesh".into())
+            }
+            Error::Plan(efmesh_core::plan::PlanError::TooManyBatches { .. }) => Some(
+                "raise the model's `batch_size` (intervals per batch; `batch_size` is metadata, so changing it rebuilds nothing), move its `start` later, or give it a coarser `cron` (an SCD model runs one interval per batch)"
+                    .into(),
+            ),
+            Error::Plan(_) => None,
             Error::AwaitingConfirmation { .. } => Some("review it with `efmesh plan`, then rerun with --yes".into()),
             Error::ModelsFailed { .. } => Some("fix the models above and apply again: everything that was built is kept and reused".into()),
             Error::LockHeld { .. } => Some("wait for it to finish and run again; a holder that was killed loses the lock when its lease expires (`EFMESH_LOCK_TTL_SECONDS`, default 120)".into()),

@@ -163,3 +163,147 @@ fn names_in_efmesh_namespaces_are_refused() {
     assert_eq!(code, 1);
     assert_eq!(e[0].0, "invalid-value", "{e:?}");
 }
+
+// 5. --metrics on a device path
+
+#[test]
+fn metrics_refuse_a_path_that_is_not_a_regular_file_before_anything_runs() {
+    let p = project(&[(
+        "models/a.sql",
+        "MODEL (name m.a, kind FULL);\nSELECT 1 AS x\n",
+    )]);
+    for path in ["/dev/null", "/dev/full"] {
+        let out = efmesh(p.path())
+            .args(["apply", "dev", "--yes", "--json", "--metrics", path])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{path}");
+        let v = json(&out.stdout);
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains("is not a regular file"), "{message}");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata(path)
+            .unwrap()
+            .file_type()
+            .is_char_device());
+    }
+    assert!(
+        duckdb_tables(p.path()).is_empty(),
+        "the apply never started"
+    );
+    // a regular file still receives the metrics
+    let prom = p.path().join("efmesh.prom");
+    efmesh(p.path())
+        .args(["apply", "dev", "--yes", "--metrics"])
+        .arg(&prom)
+        .assert()
+        .success();
+    assert!(std::fs::read_to_string(&prom).unwrap().contains("efmesh_"));
+}
+
+// 6. panics and runaways
+
+fn time_range(params: &str) -> String {
+    format!("MODEL (name m.a, kind INCREMENTAL_BY_TIME_RANGE (time_column ts{params}), start '2026-01-01');\nSELECT CAST(now() AS TIMESTAMP) AS ts\n")
+}
+
+#[test]
+fn counts_that_would_overflow_are_refused_at_their_line() {
+    for (params, property) in [
+        (", batch_size 95000000", "batch_size"),
+        (", batch_size 4294967295", "batch_size"),
+        (", lookback 100000000", "lookback"),
+        (", lookback 4294967295", "lookback"),
+        (", batch_concurrency 100000", "batch_concurrency"),
+    ] {
+        let p = project(&[("models/a.sql", &time_range(params))]);
+        let (code, e) = check_errors(p.path());
+        assert_eq!(code, 1, "{params}");
+        assert_eq!(e[0].0, "invalid-value", "{params}: {e:?}");
+        assert_eq!(e[0].1, "models/a.sql:1", "{params}: {e:?}");
+        assert!(e[0].2.contains(&format!("`{property}`")), "{params}: {e:?}");
+    }
+    // the janitor's ttl is a number of days a calendar can hold
+    let p = project(&[("models/a.sql", &time_range(""))]);
+    let out = efmesh(p.path())
+        .args(["janitor", "--ttl", "1e10"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not a number of days from 0 to 36500"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_history_too_fine_and_too_long_is_refused_not_printed() {
+    let p = project(&[(
+        "models/a.sql",
+        "MODEL (name m.a, kind INCREMENTAL_BY_TIME_RANGE (time_column ts, batch_size 1), cron '* * * * *', start '1900-01-01');\nSELECT CAST(now() AS TIMESTAMP) AS ts\n",
+    )]);
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-01T00:00:00Z")
+        .args(["plan", "dev", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.len() < 10_000, "{} bytes", out.stdout.len());
+    let v = json(&out.stdout);
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`m.a` would compute 66270240 batches"),
+        "{message}"
+    );
+    assert!(v["error"]["help"].as_str().unwrap().contains("batch_size"));
+}
+
+#[test]
+fn a_closed_pipe_or_a_full_disk_on_stdout_is_no_panic() {
+    let p = project(&[("models/a.sql", &time_range(""))]);
+    // the reader is gone before efmesh writes a byte
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("efmesh"))
+        .current_dir(p.path())
+        .args(["plan", "dev", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("efmesh"))
+        .current_dir(p.path())
+        .env("NO_COLOR", "1")
+        .arg("check")
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot write to standard output"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_seed_that_is_a_device_is_refused_without_reading_it() {
+    let p = project(&[(
+        "models/s.sql",
+        "MODEL (name s.zero, kind SEED (path '/dev/zero'));\n",
+    )]);
+    let (code, e) = check_errors(p.path());
+    assert_eq!(code, 1);
+    assert!(
+        e.iter().any(|(_, _, m)| m.contains("not a regular file")),
+        "{e:?}"
+    );
+}

@@ -188,6 +188,13 @@ pub struct Batching {
     pub concurrency_location: Option<Location>,
 }
 
+/// The most intervals `lookback` may reach back: beyond this a typo, not a window.
+pub const MAX_LOOKBACK: u32 = 100_000;
+/// The most intervals one batch may hold (`batch_size`).
+pub const MAX_BATCH_SIZE: u32 = 100_000;
+/// The most batches of one model that may run at once (`batch_concurrency`).
+pub const MAX_BATCH_CONCURRENCY: u32 = 64;
+
 /// Every kind name efmesh accepts (including SQLMesh's aliases), for suggestions.
 pub const KIND_NAMES: &[&str] = &[
     "FULL",
@@ -284,7 +291,7 @@ pub fn parse_kind(
             Kind::IncrementalByTimeRange {
                 time_column,
                 time_column_format,
-                lookback: p.u32("lookback")?.unwrap_or(0),
+                lookback: p.bounded("lookback", 0, MAX_LOOKBACK)?.unwrap_or(0),
             }
         }
         "INCREMENTAL_BY_UNIQUE_KEY" => {
@@ -292,7 +299,7 @@ pub fn parse_kind(
             batching = p.batching()?;
             Kind::IncrementalByUniqueKey {
                 unique_key,
-                lookback: p.u32("lookback")?.unwrap_or(0),
+                lookback: p.bounded("lookback", 0, MAX_LOOKBACK)?.unwrap_or(0),
             }
         }
         "SCD_TYPE_2" | "SCD_TYPE_2_BY_TIME" => Kind::ScdType2 {
@@ -439,8 +446,8 @@ impl<'a> Params<'a> {
         Some(Value::new(key, terms, span_of(terms, k.span), self.file))
     }
 
-    fn u32(&mut self, key: &'a str) -> Result<Option<u32>, Diagnostic> {
-        self.value(key).map(|v| v.u32()).transpose()
+    fn bounded(&mut self, key: &'a str, min: u32, max: u32) -> Result<Option<u32>, Diagnostic> {
+        self.value(key).map(|v| v.u32_in(min, max)).transpose()
     }
     fn bool(&mut self, key: &'a str) -> Result<Option<bool>, Diagnostic> {
         self.value(key).map(|v| v.bool()).transpose()
@@ -454,9 +461,12 @@ impl<'a> Params<'a> {
 
     /// `batch_size` and `batch_concurrency`, where the kind takes them.
     fn batching(&mut self) -> Result<Batching, Diagnostic> {
-        let size = self.u32("batch_size")?;
+        let size = self.bounded("batch_size", 1, MAX_BATCH_SIZE)?;
         let (concurrency, concurrency_location) = match self.value("batch_concurrency") {
-            Some(v) => (Some(v.u32()?), Some(v.location())),
+            Some(v) => (
+                Some(v.u32_in(1, MAX_BATCH_CONCURRENCY)?),
+                Some(v.location()),
+            ),
             None => (None, None),
         };
         Ok(Batching {
@@ -468,7 +478,13 @@ impl<'a> Params<'a> {
 
     fn required_list(&mut self, key: &'static str, v: &Value) -> Result<Vec<String>, Diagnostic> {
         match self.value(key) {
-            Some(val) => val.ident_list(),
+            Some(val) => {
+                let list = val.ident_list()?;
+                if list.is_empty() {
+                    return Err(val.invalid("at least one column"));
+                }
+                Ok(list)
+            }
             None => Err(self.missing(key, v)),
         }
     }

@@ -487,7 +487,10 @@ fn interpret(
                 }
                 "caveats" => m.caveats = v.text_list()?,
                 "redact" => m.redact = v.ident_list()?,
-                "batch_concurrency" => concurrency_property = Some((v.u32()?, v.location())),
+                "batch_concurrency" => {
+                    concurrency_property =
+                        Some((v.u32_in(1, kind::MAX_BATCH_CONCURRENCY)?, v.location()))
+                }
                 "maintenance" => m.maintenance = Some(maintenance::parse_maintenance(&v)?),
                 _ => unreachable!("every known property is handled"),
             }

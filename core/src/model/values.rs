@@ -86,6 +86,17 @@ impl<'a> Value<'a> {
         }
     }
 
+    /// An integer literal from `min` to `max`: counts that size loops and time arithmetic
+    /// are range-checked here, so a typo such as `lookback 100000000` is a diagnostic at its
+    /// line instead of an overflow later.
+    pub fn u32_in(&self, min: u32, max: u32) -> Result<u32, Diagnostic> {
+        let expected = format!("an integer from {min} to {max}");
+        match self.u32() {
+            Ok(n) if (min..=max).contains(&n) => Ok(n),
+            _ => Err(self.invalid(&expected)),
+        }
+    }
+
     /// `true` or `false`, in any case.
     pub fn bool(&self) -> Result<bool, Diagnostic> {
         match self

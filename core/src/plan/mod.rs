@@ -205,6 +205,18 @@ pub enum PlanError {
         /// Why not.
         reason: String,
     },
+    /// A model's due work would be more batches than one plan holds: a history reaching far
+    /// back at a fine grain (a minute cron from 1900), usually a mistake, and in any case more
+    /// than a plan should print or an apply should journal.
+    #[error("`{model}` would compute {batches} batches in one plan; at most {limit} are allowed")]
+    TooManyBatches {
+        /// The model.
+        model: String,
+        /// How many its due intervals would make.
+        batches: i64,
+        /// [`batches::MAX_BATCHES`].
+        limit: usize,
+    },
     /// A `--forward-only` that cannot apply.
     #[error("cannot apply `{model}` forward-only: {reason}")]
     ForwardOnly {
@@ -314,7 +326,7 @@ pub fn plan(
         // a version the environment already serves was built before it was promoted
         let served = pointer.is_some_and(|p| &p.fingerprint == fp);
         let build = has_physics(&m.kind) && !served && !state.built.contains(&physical);
-        let batches = batches::due(project, i, &state, &physical);
+        let batches = batches::due(project, i, &state, &physical)?;
         if !state.snapshots.contains_key(fp) {
             new_snapshots.push(new_snapshot(project, i, &physical));
         }

@@ -216,8 +216,8 @@ pub enum Command {
     },
     /// Drop physical tables no environment has referenced for longer than the ttl.
     Janitor {
-        /// Days an orphaned table is kept.
-        #[arg(long, default_value_t = 7.0)]
+        /// Days an orphaned table is kept (0 to 36500; fractions allowed).
+        #[arg(long, default_value_t = 7.0, value_parser = parse_ttl_days)]
         ttl: f64,
         /// Show what would be dropped; drop nothing.
         #[arg(long)]
@@ -306,5 +306,14 @@ impl PlanFlags {
             .filter(|m| !m.is_empty())
             .collect();
         Ok(o)
+    }
+}
+
+/// `--ttl` in days: a finite number from 0 to 36,500 (a century), so the cutoff it makes is
+/// always a real instant.
+fn parse_ttl_days(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(d) if d.is_finite() && (0.0..=36_500.0).contains(&d) => Ok(d),
+        _ => Err(format!("`{s}` is not a number of days from 0 to 36500")),
     }
 }

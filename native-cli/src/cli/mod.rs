@@ -1,6 +1,18 @@
 //! The `efmesh` command line: the grammar (`args.rs`), the one exit-code table (`exit.rs`),
 //! output (`output.rs`), logging, and one file per command (`commands/`).
 
+/// `println!` for command output: a closed pipe (`efmesh plan --json | head`) ends the
+/// command quietly, a full disk or other write failure is an error on stderr, never a panic.
+macro_rules! outln {
+    () => { $crate::cli::output::write_stdout(format_args!(""), true) };
+    ($($t:tt)*) => { $crate::cli::output::write_stdout(format_args!($($t)*), true) };
+}
+
+/// `print!` for command output, with [`outln!`]'s handling of write failures.
+macro_rules! out {
+    ($($t:tt)*) => { $crate::cli::output::write_stdout(format_args!($($t)*), false) };
+}
+
 pub mod args;
 mod commands;
 pub mod exit;
@@ -20,8 +32,19 @@ fn with_metrics(
     command: &str,
     env: &str,
     path: Option<&std::path::Path>,
+    json: bool,
     f: impl FnOnce() -> Exit,
 ) -> Exit {
+    // refused before the command runs, so a bad path never costs an apply's report
+    if let Some(Err(message)) = path.map(crate::util::atomic_file::check_target) {
+        return output::fail(
+            crate::Error::Argument {
+                message: format!("--metrics: {message}"),
+                help: Some("pass a path such as `/var/lib/node_exporter/efmesh.prom`".into()),
+            },
+            json,
+        );
+    }
     let clock = std::time::Instant::now();
     let code = f();
     if let Some(path) = path {
@@ -64,11 +87,11 @@ pub fn run(cli: Cli) -> ExitCode {
             flags,
             exec,
             json,
-        } => with_metrics("apply", &env, exec.metrics.as_deref(), || {
+        } => with_metrics("apply", &env, exec.metrics.as_deref(), json, || {
             commands::apply::run(&dir, &env, yes, &flags, json, &exec, logging)
         }),
         Command::Run { env, exec, json } => {
-            with_metrics("run", &env, exec.metrics.as_deref(), || {
+            with_metrics("run", &env, exec.metrics.as_deref(), json, || {
                 commands::run::run(&dir, &env, &exec, json, logging)
             })
         }
@@ -117,5 +140,6 @@ pub fn run(cli: Cli) -> ExitCode {
             json,
         } => commands::render::run(&dir, &model, env, start, end, json),
     };
+    output::flush_stdout();
     exit.into()
 }

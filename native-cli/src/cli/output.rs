@@ -7,6 +7,45 @@ use efmesh_core::{Diagnostic, API_VERSION};
 use serde::Serialize;
 use std::io::IsTerminal;
 
+/// Write command output to stdout (through [`outln!`] and [`out!`]). A reader that went away
+/// (`EPIPE`) ends the process with success, as `head` expects of a producer; any other
+/// failure (`/dev/full`) is reported once on stderr and exits 1. Either way no panic, and the
+/// work the command did (an apply's state) is already committed before its report prints.
+pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>, newline: bool) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let written = out.write_fmt(args).and_then(|()| {
+        if newline {
+            out.write_all(b"\n")
+        } else {
+            out.flush()
+        }
+    });
+    if let Err(e) = written {
+        stdout_failed(&e)
+    }
+}
+
+/// Flush stdout at the end of a command, with [`write_stdout`]'s handling of failures.
+pub(crate) fn flush_stdout() {
+    use std::io::Write;
+    if let Err(e) = std::io::stdout().flush() {
+        stdout_failed(&e)
+    }
+}
+
+fn stdout_failed(e: &std::io::Error) -> ! {
+    use std::io::Write;
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0)
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "error: cannot write to standard output: {e}\n  help: write to a file or a pipe with room; the command's work (if any) is done, only its report was lost"
+    );
+    std::process::exit(1)
+}
+
 #[derive(Serialize)]
 struct Envelope<T: Serialize> {
     #[serde(rename = "apiVersion")]
@@ -20,7 +59,7 @@ pub(crate) fn print_json<T: Serialize>(body: T) {
         api_version: API_VERSION,
         body,
     };
-    println!(
+    outln!(
         "{}",
         serde_json::to_string_pretty(&v).expect("JSON output serializes")
     );
@@ -92,7 +131,7 @@ pub(crate) fn interactive() -> bool {
 
 pub(crate) fn confirm(env: &str) -> bool {
     use std::io::Write;
-    print!("Apply this plan to `{env}`? [y/N] ");
+    out!("Apply this plan to `{env}`? [y/N] ");
     let _ = std::io::stdout().flush();
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer).is_ok() && matches!(answer.trim(), "y" | "Y" | "yes")

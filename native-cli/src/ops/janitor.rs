@@ -69,7 +69,13 @@ pub fn run(
     opts: &JanitorOptions,
 ) -> Result<JanitorReport, Error> {
     let now = opts.now.unwrap_or_else(Utc::now);
-    let cutoff = now - chrono::Duration::milliseconds((opts.ttl_days * 86_400_000.0) as i64);
+    // the CLI bounds the ttl; a library caller's NaN or century-long ttl keeps everything
+    let ttl_ms = opts.ttl_days * 86_400_000.0;
+    let cutoff = (ttl_ms.is_finite() && ttl_ms >= 0.0)
+        .then(|| chrono::Duration::try_milliseconds(ttl_ms as i64))
+        .flatten()
+        .and_then(|d| now.checked_sub_signed(d))
+        .unwrap_or(chrono::DateTime::<Utc>::MIN_UTC);
     let claimer = format!("janitor-{}-{}", std::process::id(), now.timestamp_micros());
     let mut report = JanitorReport {
         dropped: vec![],

@@ -42,7 +42,7 @@ pub(crate) fn run(
     // every apply's plan, also one that stops for confirmation
     crate::exec::metrics::record_plan(&plan);
     if !json {
-        print!(
+        out!(
             "{}",
             crate::cli::plan_view::render(&plan, flags.explain, stdout_color())
         );
@@ -113,13 +113,13 @@ pub(crate) fn run(
             emit(true, Some(&out));
             if !json {
                 for w in &out.audit_warnings {
-                    println!("warning: audit {w}");
+                    outln!("warning: audit {w}");
                 }
                 let warned = match out.audit_warnings.len() {
                     0 => String::new(),
                     n => format!(", {n} with non-blocking violations"),
                 };
-                println!(
+                outln!(
                     "Applied to `{env}`: built {} physical table(s), ran {} audit(s){warned}, swapped views.",
                     out.built.len(),
                     out.audits_run

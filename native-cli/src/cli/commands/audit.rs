@@ -19,12 +19,12 @@ pub(crate) fn run(dir: &Path, env: &str, model: &[String], json: bool) -> Exit {
                 print_json(&r);
             } else {
                 for x in &r.results {
-                    println!("{x}");
+                    outln!("{x}");
                 }
                 for m in &r.stale {
-                    println!("note: `{env}` serves an older version of {m}; it was audited with the project's current audits");
+                    outln!("note: `{env}` serves an older version of {m}; it was audited with the project's current audits");
                 }
-                println!(
+                outln!(
                     "{} audit(s) on `{env}`: {} passed, {} failed, {} warning(s), {} skipped",
                     r.results.len(),
                     r.passed,

@@ -26,7 +26,7 @@ pub(crate) fn run(dir: &Path, json: bool) -> Exit {
                     stderr_color(),
                 );
                 if ok {
-                    println!(
+                    outln!(
                         "ok: {models} models checked, {} warning(s)",
                         report.warnings()
                     );

@@ -26,7 +26,7 @@ pub(crate) fn run(
             Exit::Ok
         }
         Ok(r) => {
-            print!("{r}");
+            out!("{r}");
             Exit::Ok
         }
     }

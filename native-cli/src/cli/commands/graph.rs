@@ -21,7 +21,7 @@ pub(crate) fn run(dir: &Path, json: bool) -> Exit {
                     } else {
                         format!("  <- {}", m.deps.join(", "))
                     };
-                    println!(
+                    outln!(
                         "{:width$}  {:<25}  {}{}",
                         m.name,
                         m.kind,

@@ -24,9 +24,9 @@ pub(crate) fn run(dir: &Path, target: Option<PathBuf>, json: bool) -> Exit {
                 });
             } else {
                 for f in &files {
-                    println!("created {}", target.join(f).display());
+                    outln!("created {}", target.join(f).display());
                 }
-                println!(
+                outln!(
                     "next: cd {} && efmesh plan dev && efmesh apply dev --yes",
                     target.display()
                 );

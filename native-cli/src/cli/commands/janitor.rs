@@ -22,18 +22,19 @@ pub(crate) fn run(dir: &Path, ttl: f64, dry_run: bool, json: bool) -> Exit {
                 for c in &r.dropped {
                     match &c.files {
                         Some(files) => {
-                            println!("{verb} {} ({}) and its files {files}", c.table, c.model)
+                            outln!("{verb} {} ({}) and its files {files}", c.table, c.model)
                         }
-                        None => println!("{verb} {} ({})", c.table, c.model),
+                        None => outln!("{verb} {} ({})", c.table, c.model),
                     }
                 }
                 for c in &r.skipped {
-                    println!(
+                    outln!(
                         "skipped {} ({}): referenced again or claimed by another janitor",
-                        c.table, c.model
+                        c.table,
+                        c.model
                     );
                 }
-                println!("janitor: {verb} {} physical table(s)", r.dropped.len());
+                outln!("janitor: {verb} {} physical table(s)", r.dropped.len());
             }
             Exit::Ok
         }

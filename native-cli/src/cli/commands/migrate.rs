@@ -12,9 +12,9 @@ pub(crate) fn run(dir: &Path, json: bool) -> Exit {
             if json {
                 print_json(&r);
             } else if r.from == r.to {
-                println!("state store is at version {} already", r.to);
+                outln!("state store is at version {} already", r.to);
             } else {
-                println!(
+                outln!(
                     "state store migrated from version {} to {} (backup: {})",
                     r.from,
                     r.to,

@@ -13,7 +13,7 @@ pub(crate) fn run(dir: &Path, env: &str, json: bool) -> Exit {
             if json {
                 print_json(&r);
             } else {
-                print!("{r}");
+                out!("{r}");
             }
             Exit::Ok
         }

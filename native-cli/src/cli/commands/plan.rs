@@ -16,7 +16,7 @@ pub(crate) fn run(dir: &Path, env: &str, flags: &PlanFlags, json: bool) -> Exit 
             if json {
                 print_json(crate::cli::plan_view::PlanJson::of(&plan));
             } else {
-                print!(
+                out!(
                     "{}",
                     crate::cli::plan_view::render(&plan, flags.explain, stdout_color())
                 );

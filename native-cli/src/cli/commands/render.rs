@@ -27,8 +27,8 @@ pub(crate) fn run(
             if json {
                 print_json(&r);
             } else {
-                println!("-- {} in {} for [{}, {})", r.model, r.env, r.start, r.end);
-                println!("{}", r.sql);
+                outln!("-- {} in {} for [{}, {})", r.model, r.env, r.start, r.end);
+                outln!("{}", r.sql);
             }
             Exit::Ok
         }

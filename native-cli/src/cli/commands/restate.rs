@@ -28,10 +28,10 @@ pub(crate) fn run(
                     } else {
                         " (nothing there was done yet)"
                     };
-                    println!("{verb} {} [{}, {}){note}", x.model, x.start, x.end);
+                    outln!("{verb} {} [{}, {}){note}", x.model, x.start, x.end);
                 }
                 if !r.dry_run {
-                    println!("the next `efmesh apply {}` recomputes these ranges", r.env);
+                    outln!("the next `efmesh apply {}` recomputes these ranges", r.env);
                 }
             }
             Exit::Ok

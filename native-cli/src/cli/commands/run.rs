@@ -41,15 +41,15 @@ pub(crate) fn run(
         print_json(&report);
     } else {
         match report.outcome {
-            Outcome::Ok if report.processed.is_empty() => println!("`{env}`: nothing was due"),
+            Outcome::Ok if report.processed.is_empty() => outln!("`{env}`: nothing was due"),
             Outcome::Ok => {
                 let n: usize = report.processed.iter().map(|p| p.batches.len()).sum();
-                println!(
+                outln!(
                     "`{env}`: computed {n} batch(es) of {} model(s)",
                     report.processed.len()
                 );
                 for p in &report.processed {
-                    println!("  {} ({} batch(es))", p.model, p.batches.len());
+                    outln!("  {} ({} batch(es))", p.model, p.batches.len());
                 }
             }
             Outcome::AwaitingHuman => {

@@ -28,11 +28,11 @@ pub(crate) fn run(
             }
             Ok(r) => {
                 if r.entries.is_empty() {
-                    println!("nothing is scheduled for the project in `{}`", r.dir);
+                    outln!("nothing is scheduled for the project in `{}`", r.dir);
                 }
                 for e in &r.entries {
-                    println!("{}  `{}`  next: {}", e.env, e.cron, runs(e));
-                    println!("    {}", e.command);
+                    outln!("{}  `{}`  next: {}", e.env, e.cron, runs(e));
+                    outln!("    {}", e.command);
                 }
                 Exit::Ok
             }
@@ -46,7 +46,7 @@ pub(crate) fn run(
                 Exit::Ok
             }
             Ok(u) => {
-                print!("{u}");
+                out!("{u}");
                 Exit::Ok
             }
         };
@@ -60,11 +60,11 @@ pub(crate) fn run(
             }
             Ok(r) => {
                 match &r.entry {
-                    Some(e) => println!(
+                    Some(e) => outln!(
                         "removed `efmesh run {}` (`{}`) from your crontab",
                         r.env, e.cron
                     ),
-                    None => println!(
+                    None => outln!(
                         "nothing was scheduled for `{}` in this project; the crontab was not changed",
                         r.env
                     ),
@@ -82,21 +82,24 @@ pub(crate) fn run(
         Ok(r) => {
             let e = &r.entry;
             match (r.action, &r.previous_cron) {
-                ("unchanged", _) => println!(
+                ("unchanged", _) => outln!(
                     "`efmesh run {}` is already scheduled at `{}`; the crontab was not changed",
-                    e.env, e.cron
+                    e.env,
+                    e.cron
                 ),
-                (_, Some(was)) => println!(
+                (_, Some(was)) => outln!(
                     "rescheduled `efmesh run {}` at `{}` (was `{was}`) in your crontab",
-                    e.env, e.cron
+                    e.env,
+                    e.cron
                 ),
-                _ => println!(
+                _ => outln!(
                     "scheduled `efmesh run {}` at `{}` in your crontab",
-                    e.env, e.cron
+                    e.env,
+                    e.cron
                 ),
             }
-            println!("  next runs (local time): {}", runs(e));
-            println!("  log: {}", r.log);
+            outln!("  next runs (local time): {}", runs(e));
+            outln!("  log: {}", r.log);
             Exit::Ok
         }
     }

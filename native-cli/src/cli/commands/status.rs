@@ -18,7 +18,7 @@ pub(crate) fn run(dir: &Path, env: &str, check: bool, json: bool) -> Exit {
             if json {
                 print_json(&r);
             } else {
-                print!("{r}");
+                out!("{r}");
             }
             code
         }

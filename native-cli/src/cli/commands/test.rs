@@ -24,7 +24,7 @@ pub(crate) fn run(dir: &Path, names: &[String], json: bool) -> Exit {
             run.diagnostics.len()
         );
     } else {
-        print!("{run}");
+        out!("{run}");
     }
     Exit::from_code(run.exit_code())
 }
