@@ -307,3 +307,48 @@ fn a_seed_that_is_a_device_is_refused_without_reading_it() {
         "{e:?}"
     );
 }
+
+#[test]
+fn deep_nesting_and_alias_bombs_end_in_a_diagnostic() {
+    let deep = format!(
+        "MODEL (name m.a, kind FULL, tags {}a{});\nSELECT 1 AS x\n",
+        "(".repeat(20_000),
+        ")".repeat(20_000)
+    );
+    let p = project(&[("models/a.sql", &deep)]);
+    let (code, e) = check_errors(p.path());
+    assert_eq!(code, 1);
+    assert_eq!(e[0].0, "block-syntax", "{e:?}");
+    assert!(e[0].2.contains("at most 64 levels"), "{e:?}");
+
+    // a billion laughs in a unit test: ten levels of ten aliases each
+    let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..9 {
+        let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+        bomb.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+    }
+    bomb.push_str("test_bomb:\n  model: m.a\n  outputs:\n    query:\n      rows: *a8\n");
+    let p = project(&[
+        (
+            "models/a.sql",
+            "MODEL (name m.a, kind FULL);\nSELECT 1 AS x\n",
+        ),
+        ("tests/bomb.yaml", &bomb),
+        (
+            "tests/deep.yaml",
+            &format!(
+                "t:\n  model: m.a\n  outputs:\n    query: {}1{}\n",
+                "[".repeat(20_000),
+                "]".repeat(20_000)
+            ),
+        ),
+    ]);
+    let out = efmesh(p.path()).arg("test").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("more than 1000000 values"), "{err}");
+    assert!(
+        err.contains("tests/deep.yaml") && err.contains("recursion limit"),
+        "{err}"
+    );
+}

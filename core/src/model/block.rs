@@ -131,6 +131,7 @@ pub fn parse_block(
         pos: 0,
         file,
         block,
+        depth: 0,
     };
     p.skip_ws();
     match p.peek() {
@@ -155,11 +156,17 @@ pub fn parse_block(
     }))
 }
 
+/// How deeply parentheses and brackets may nest inside a block: real properties nest two or
+/// three levels; the bound keeps a hostile file from overflowing the stack.
+pub const MAX_DEPTH: usize = 64;
+
 struct Cursor<'a> {
     tokens: &'a [TokenWithSpan],
     pos: usize,
     file: &'a str,
     block: &'static str,
+    /// Open parentheses and brackets around the current term.
+    depth: usize,
 }
 
 impl<'a> Cursor<'a> {
@@ -245,6 +252,12 @@ impl<'a> Cursor<'a> {
     fn term(&mut self) -> Result<Term, Diagnostic> {
         let t = self.next().expect("caller peeked");
         let span = t.span;
+        if matches!(t.token, Token::LParen | Token::LBracket) && self.depth >= MAX_DEPTH {
+            return Err(self.error(
+                &format!("at most {MAX_DEPTH} levels of nested parentheses and brackets"),
+                Some(t),
+            ));
+        }
         let kind = match &t.token {
             Token::Word(w) => {
                 let mut quoted = w.quote_style.is_some();
@@ -288,7 +301,10 @@ impl<'a> Cursor<'a> {
                 _ => TermKind::Op("-".into()),
             },
             Token::LParen => {
-                let items = self.items(&Token::RParen)?;
+                self.depth += 1;
+                let items = self.items(&Token::RParen);
+                self.depth -= 1;
+                let items = items?;
                 let end = self.tokens[self.pos - 1].span;
                 return Ok(Term {
                     kind: TermKind::Tuple(items),
@@ -296,7 +312,10 @@ impl<'a> Cursor<'a> {
                 });
             }
             Token::LBracket => {
-                let items = self.items(&Token::RBracket)?;
+                self.depth += 1;
+                let items = self.items(&Token::RBracket);
+                self.depth -= 1;
+                let items = items?;
                 let end = self.tokens[self.pos - 1].span;
                 return Ok(Term {
                     kind: TermKind::Array(items),
@@ -341,6 +360,30 @@ mod tests {
         assert_eq!(cols[1].to_string(), "t TIMESTAMP WITH TIME ZONE");
         assert_eq!(cols[2].to_string(), "l INT[]");
         assert_eq!(b.items[3].to_string(), "audits(not_null(columns := (id)))");
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let deep = |n: usize| {
+            format!(
+                "MODEL (name a.b, tags {}x{});",
+                "(".repeat(n),
+                ")".repeat(n)
+            )
+        };
+        let ok = deep(MAX_DEPTH - 1);
+        let tokens = Tokenizer::new(&DuckDbDialect {}, &ok)
+            .tokenize_with_location()
+            .unwrap();
+        assert!(parse_block("MODEL", "MODEL", &tokens, "a.sql").is_ok());
+        let hostile = deep(20_000);
+        let tokens = Tokenizer::new(&DuckDbDialect {}, &hostile)
+            .tokenize_with_location()
+            .unwrap();
+        let e = parse_block("MODEL", "MODEL", &tokens, "a.sql")
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("at most 64 levels"), "{e}");
     }
 
     #[test]

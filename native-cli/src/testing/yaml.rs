@@ -208,6 +208,13 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
     Ok(first)
 }
 
+/// The most nodes a test file may expand to, aliases counted at their full size: a test's
+/// fixtures are thousands of rows, not millions, and an alias bomb (`&a [*b, *b, ...]`)
+/// stops here instead of at the machine's memory.
+const MAX_NODES: usize = 1_000_000;
+/// How deeply sequences and mappings may nest in a test file.
+const MAX_DEPTH: usize = 64;
+
 /// A sequence or mapping being read, with where it started and its anchor (0: none).
 enum Frame {
     Seq(Vec<Node>, Marker, usize),
@@ -218,9 +225,21 @@ enum Frame {
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
-    anchors: HashMap<usize, Node>,
+    /// Each anchored node with how many nodes it holds.
+    anchors: HashMap<usize, (Node, usize)>,
     docs: Vec<Node>,
     error: Option<SyntaxError>,
+    /// Nodes built so far, aliases counted at their size.
+    nodes: usize,
+}
+
+/// How many nodes `n` holds, itself included.
+fn size(n: &Node) -> usize {
+    1 + match &n.value {
+        Value::Scalar { .. } => 0,
+        Value::Seq(items) => items.iter().map(size).sum(),
+        Value::Map(entries) => entries.iter().map(|(k, v)| size(k) + size(v)).sum(),
+    }
 }
 
 fn node(value: Value, mark: Marker) -> Node {
@@ -235,7 +254,8 @@ impl Builder {
     /// Put a finished node into its parent (or make it a document).
     fn add(&mut self, n: Node, anchor: usize) {
         if anchor > 0 {
-            self.anchors.insert(anchor, n.clone());
+            let held = size(&n);
+            self.anchors.insert(anchor, (n.clone(), held));
         }
         match self.stack.last_mut() {
             None => self.docs.push(n),
@@ -248,8 +268,40 @@ impl Builder {
     }
 }
 
+impl Builder {
+    /// Count `more` nodes; past [`MAX_NODES`] (or [`MAX_DEPTH`]) record the error once.
+    fn budget(&mut self, more: usize, mark: Marker) -> bool {
+        self.nodes = self.nodes.saturating_add(more);
+        let message = if self.nodes > MAX_NODES {
+            format!("the file expands to more than {MAX_NODES} values (aliases count in full); split the test or drop the aliases")
+        } else if self.stack.len() > MAX_DEPTH {
+            format!("sequences and mappings nest deeper than {MAX_DEPTH} levels")
+        } else {
+            return true;
+        };
+        self.error.get_or_insert(SyntaxError {
+            message,
+            line: mark.line() as u64,
+            col: mark.col() as u64 + 1,
+        });
+        false
+    }
+}
+
 impl MarkedEventReceiver for Builder {
     fn on_event(&mut self, ev: Event, mark: Marker) {
+        // once over budget, nothing more is built
+        if self.error.is_some() {
+            return;
+        }
+        let more = match &ev {
+            Event::Alias(id) => self.anchors.get(id).map_or(0, |(_, n)| *n),
+            Event::Scalar(..) | Event::SequenceStart(..) | Event::MappingStart(..) => 1,
+            _ => 0,
+        };
+        if !self.budget(more, mark) {
+            return;
+        }
         match ev {
             Event::Scalar(text, style, anchor, _tag) => {
                 let plain = style == TScalarStyle::Plain;
@@ -268,7 +320,7 @@ impl MarkedEventReceiver for Builder {
                 }
                 None => {}
             },
-            Event::Alias(id) => match self.anchors.get(&id).cloned() {
+            Event::Alias(id) => match self.anchors.get(&id).map(|(n, _)| n.clone()) {
                 Some(mut n) => {
                     n.line = mark.line() as u64;
                     n.col = mark.col() as u64 + 1;
@@ -298,6 +350,27 @@ mod tests {
             .iter()
             .find(|(key, _)| key.as_str() == Some(k))
             .unwrap()
+    }
+
+    #[test]
+    fn alias_bombs_and_deep_nesting_stop_with_a_position() {
+        let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..9 {
+            let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+            bomb.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+        }
+        let e = parse(&bomb).unwrap_err();
+        assert!(
+            e.message.contains("more than 1000000 values"),
+            "{}",
+            e.message
+        );
+        assert!(e.line >= 6, "at the alias that went over: line {}", e.line);
+        let deep = format!("a: {}x{}", "[".repeat(100), "]".repeat(100));
+        let e = parse(&deep).unwrap_err();
+        assert!(e.message.contains("deeper than 64"), "{}", e.message);
+        // a file well inside the budget still parses
+        assert!(parse("a: &a [1, 2]\nb: *a\n").unwrap().is_some());
     }
 
     #[test]

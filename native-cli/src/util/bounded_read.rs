@@ -8,6 +8,30 @@ use std::path::Path;
 /// anything larger belongs in an EXTERNAL model the engine reads itself.
 pub const SEED_LIMIT: u64 = 256 * 1024 * 1024;
 
+/// The most a project text file (a model, an audit, `efmesh.toml`, a unit test) may hold: a
+/// model file of 16 MiB is already generated beyond reading.
+pub const TEXT_LIMIT: u64 = 16 * 1024 * 1024;
+
+/// A project text file, read as [`read_bounded`] does with [`TEXT_LIMIT`], as an I/O error the
+/// caller reports with the path: `NotFound` stays `NotFound`; a device, an oversized file or
+/// text that is not UTF-8 is `InvalidData` saying so.
+pub fn read_text(path: &Path) -> std::io::Result<String> {
+    let file = std::fs::File::open(path)?;
+    let invalid = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidData, m);
+    if !file.metadata()?.is_file() {
+        return Err(invalid("it is not a regular file".into()));
+    }
+    let mut bytes = vec![];
+    file.take(TEXT_LIMIT + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > TEXT_LIMIT {
+        return Err(invalid(format!(
+            "it holds more than {} MiB, the most efmesh reads for a project file",
+            TEXT_LIMIT / (1024 * 1024)
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| invalid("it is not UTF-8 text".into()))
+}
+
 /// The content of the regular file at `path`, refused when it is not a regular file (a device,
 /// a FIFO, a directory) or holds more than `limit` bytes. The error says which, for a message
 /// that names the file.

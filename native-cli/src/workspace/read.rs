@@ -102,7 +102,7 @@ pub(crate) fn load_sources(
 /// store even when the models do not check (`run`).
 pub(crate) fn read_config(dir: &Path) -> Result<(PathBuf, Config), Error> {
     let root = discover::find_root(dir)?;
-    let text = std::fs::read_to_string(root.join(CONFIG_FILE))
+    let text = crate::util::bounded_read::read_text(&root.join(CONFIG_FILE))
         .map_err(|e| Error::io(&root.join(CONFIG_FILE), e))?;
     let files = BTreeMap::from([(CONFIG_FILE.to_string(), text.clone())]);
     let config = Config::parse(CONFIG_FILE, &text, &process_env)
@@ -150,7 +150,7 @@ pub(crate) fn read_sources(
     root: &Path,
 ) -> Result<Result<(String, ProjectSources), ConfigFailure>, Error> {
     let p = root.join(CONFIG_FILE);
-    let config_text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
+    let config_text = crate::util::bounded_read::read_text(&p).map_err(|e| Error::io(&p, e))?;
     sources_for(root, config_text, true)
 }
 
@@ -163,7 +163,7 @@ pub(crate) fn sources_for(
 ) -> Result<Result<(String, ProjectSources), ConfigFailure>, Error> {
     let read = |rel: &str| -> Result<String, Error> {
         let p = root.join(rel);
-        std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))
+        crate::util::bounded_read::read_text(&p).map_err(|e| Error::io(&p, e))
     };
     let config = match Config::parse(CONFIG_FILE, &config_text, &process_env) {
         Ok(c) => c,
@@ -203,13 +203,13 @@ pub(crate) fn sources_for(
 
 /// A project file other than models and audits (unit-test YAML), as text.
 pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
-    std::fs::read_to_string(path)
+    crate::util::bounded_read::read_text(&path)
 }
 
 /// The text of `root`'s `efmesh.toml`, or `None` when it has none.
 pub(crate) fn config_text(root: &Path) -> Result<Option<String>, Error> {
     let p = root.join(CONFIG_FILE);
-    match std::fs::read_to_string(&p) {
+    match crate::util::bounded_read::read_text(&p) {
         Ok(t) => Ok(Some(t)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(&p, e)),
