@@ -377,6 +377,16 @@ pub enum Problem {
         /// What is wrong with it.
         reason: String,
     },
+    /// A model that is rebuilt whole reads itself.
+    #[error(
+        "`{model}` reads itself, and a {kind} model is rebuilt whole, so there is nothing to read"
+    )]
+    SelfReference {
+        /// The model.
+        model: String,
+        /// Its kind.
+        kind: String,
+    },
     /// Two AUDIT blocks define the same audit name.
     #[error("audit `{name}` is defined twice")]
     DuplicateAudit {
@@ -499,6 +509,7 @@ impl Problem {
             Problem::UnknownAuditArgument { .. } => "unknown-audit-argument",
             Problem::InvalidAuditArgument { .. } => "invalid-audit-argument",
             Problem::BadAuditArgument { .. } => "bad-audit-argument",
+            Problem::SelfReference { .. } => "self-reference",
             Problem::DuplicateAudit { .. } => "duplicate-audit",
             Problem::EndBeforeStart { .. } => "end-before-start",
             Problem::NotBuiltYet { .. } => "not-built-yet",
@@ -562,6 +573,7 @@ impl Problem {
             Problem::MissingAuditArgument { arg, .. } => Some(format!("pass it as `{arg} := ...`")),
             Problem::UnknownAuditArgument { suggestion, known, .. } => did_you_mean(suggestion).or_else(|| Some(format!("it takes: {}", known.join(", ")))),
             Problem::InvalidAuditArgument { expected, .. } => Some(format!("use {expected}")),
+            Problem::SelfReference { .. } => Some("only incremental models (INCREMENTAL_BY_TIME_RANGE, INCREMENTAL_BY_UNIQUE_KEY, SCD_TYPE_2) may read their own earlier rows; read the parents instead".into()),
             Problem::BadAuditArgument { arg, .. } => Some(match arg.as_str() {
                 "columns" => "name one or more columns of the model: `columns := (a, b)`".into(),
                 "column" => "name one column of the model: `column := a`".into(),

@@ -71,6 +71,14 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Model>, Diagnostic> {
                     Location::file_only(file),
                 ));
             };
+            if let Some(why) = crate::types::type_problem(v) {
+                return Err(Diagnostic::at(
+                    Problem::ExternalYaml {
+                        message: format!("column `{k}` of `{name}`: {why}"),
+                    },
+                    Location::file_only(file),
+                ));
+            }
             columns.push(ColumnDef {
                 name: k.to_ascii_lowercase(),
                 sql_type: v.to_string(),

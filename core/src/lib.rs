@@ -26,6 +26,8 @@ pub mod audit;
 #[cfg(feature = "analysis")]
 pub mod config;
 #[cfg(feature = "analysis")]
+pub mod cron;
+#[cfg(feature = "analysis")]
 pub mod dag;
 #[cfg(feature = "analysis")]
 pub mod external_yaml;

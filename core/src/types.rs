@@ -61,6 +61,68 @@ impl TypeFamily {
     }
 }
 
+/// Type names efmesh knows but does not compare ([`TypeFamily::Any`]): nested, binary, JSON
+/// and network types of DuckDB and PostgreSQL.
+const OTHER_KNOWN: &[&str] = &[
+    "STRUCT",
+    "MAP",
+    "UNION",
+    "LIST",
+    "ARRAY",
+    "JSON",
+    "JSONB",
+    "BLOB",
+    "BYTEA",
+    "BINARY",
+    "VARBINARY",
+    "BIT",
+    "BITSTRING",
+    "VARBIT",
+    "INET",
+    "CIDR",
+    "MACADDR",
+    "XML",
+    "GEOMETRY",
+];
+
+/// Why `sql_type` is not a column type efmesh can write into SQL, if it is not: its first
+/// word must be a type DuckDB or PostgreSQL knows (a typo such as `INTEGR` is caught at
+/// `check`, not by the engine mid-apply), and the rest only type syntax (arguments in
+/// parentheses, `[]`, `WITH TIME ZONE`, quoted enum labels), never a statement.
+pub fn type_problem(sql_type: &str) -> Option<String> {
+    let t = sql_type.trim().to_ascii_uppercase();
+    let base: String = t
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let known = TypeFamily::of(&base) != TypeFamily::Any || OTHER_KNOWN.contains(&base.as_str());
+    if !known {
+        return Some(format!(
+            "`{}` is not a type DuckDB or PostgreSQL knows",
+            sql_type.trim()
+        ));
+    }
+    let mut depth = 0i32;
+    let mut quoted = false;
+    for c in t.chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            _ if quoted => {}
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            c if c.is_ascii_alphanumeric() || matches!(c, '_' | ' ' | ',' | '"' | '.') => {}
+            other => return Some(format!("`{other}` has no place in a column type")),
+        }
+        if depth < 0 {
+            return Some("its parentheses do not balance".into());
+        }
+    }
+    if depth != 0 || quoted {
+        return Some("its parentheses or quotes do not balance".into());
+    }
+    None
+}
+
 impl std::fmt::Display for TypeFamily {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -77,6 +139,36 @@ impl std::fmt::Display for TypeFamily {
 mod tests {
     use super::TypeFamily::*;
     use super::*;
+
+    #[test]
+    fn types_are_known_names_in_type_syntax() {
+        for ok in [
+            "INTEGER",
+            "decimal(5, 2)",
+            "TIMESTAMP WITH TIME ZONE",
+            "INT[]",
+            "VARCHAR[3]",
+            "STRUCT(a INT, b VARCHAR)",
+            "MAP(VARCHAR, INT)",
+            "ENUM('a', 'b; c')",
+            "JSON",
+            "BLOB",
+            "character varying(10)",
+            "DOUBLE PRECISION",
+        ] {
+            assert_eq!(type_problem(ok), None, "{ok}");
+        }
+        for bad in [
+            "INTEGR",
+            "FROBNICATE",
+            "INT); DROP TABLE t; --",
+            "INT -- x",
+            "DECIMAL(5, 2",
+            "INT)",
+        ] {
+            assert!(type_problem(bad).is_some(), "{bad}");
+        }
+    }
 
     #[test]
     fn families_cover_common_spellings() {

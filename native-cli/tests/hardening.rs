@@ -352,3 +352,56 @@ fn deep_nesting_and_alias_bombs_end_in_a_diagnostic() {
         "{err}"
     );
 }
+
+// 7. what check used to accept
+
+#[test]
+fn check_refuses_what_would_fail_or_mislead_later() {
+    for (model, code, says) in [
+        (
+            "MODEL (name m.a, kind FULL);\nSELECT * FROM m.a\n",
+            "self-reference",
+            "`m.a` reads itself",
+        ),
+        (
+            "MODEL (name m.a, kind FULL, cron 'every tuesday');\nSELECT 1 AS x\n",
+            "invalid-value",
+            "2 field(s)",
+        ),
+        (
+            "MODEL (name m.a, kind FULL, cron '0 0 30 2 *');\nSELECT 1 AS x\n",
+            "invalid-value",
+            "matches no date",
+        ),
+        (
+            "MODEL (name m.a, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key ()));\nSELECT 1 AS x\n",
+            "invalid-value",
+            "at least one column",
+        ),
+        (
+            "MODEL (name m.a, kind SCD_TYPE_2 (unique_key x), columns (x INT, y INT));\nSELECT 1 AS x, 2 AS y\n",
+            "key-column-missing",
+            "updated_at",
+        ),
+        (
+            "MODEL (name m.a, kind FULL, columns (x FROBNICATE));\nSELECT 1 AS x\n",
+            "invalid-value",
+            "`FROBNICATE` is not a type",
+        ),
+    ] {
+        let p = project(&[("models/a.sql", model)]);
+        let (code_, e) = check_errors(p.path());
+        assert_eq!(code_, 1, "{model}");
+        assert!(
+            e.iter().any(|(c, _, m)| c == code && m.contains(says)),
+            "{model}: {e:?}"
+        );
+    }
+    // a self-reading incremental model is SQLMesh's pattern and still checks
+    let p = project(&[(
+        "models/a.sql",
+        "MODEL (name m.a, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key x), columns (x INT));\nSELECT x FROM m.a UNION ALL SELECT 1 AS x\n",
+    )]);
+    let (code, e) = check_errors(p.path());
+    assert_eq!(code, 0, "{e:?}");
+}

@@ -445,7 +445,15 @@ fn interpret(
                         m.end = Some(s)
                     }
                 }
-                "cron" => m.cron = Some(v.text()?),
+                "cron" => {
+                    let text = v.text()?;
+                    if let Err(why) = crate::cron::parse(&text) {
+                        return Err(v.invalid(&format!(
+                            "a 5-field cron expression or a macro such as @daily; `{text}`: {why}"
+                        )));
+                    }
+                    m.cron = Some(text)
+                }
                 "interval_unit" => {
                     m.interval_unit = Some(match v.ident()?.as_str() {
                         "minute" => IntervalUnit::Minute,
@@ -579,6 +587,15 @@ fn parse_columns(v: &Value) -> Result<Vec<ColumnDef>, Diagnostic> {
             span: span_of(ty, item.span),
         };
         let sql_type = ty_item.to_string();
+        if let Some(why) = crate::types::type_problem(&sql_type) {
+            return Err(Diagnostic::at(
+                Problem::InvalidValue {
+                    property: "columns".into(),
+                    expected: format!("a column type: {why}"),
+                },
+                Location::from_span(v.file, ty_item.span),
+            ));
+        }
         let name = name_t.ident().unwrap_or_default().to_ascii_lowercase();
         if out.iter().any(|c| c.name == name) {
             return Err(Diagnostic::at(

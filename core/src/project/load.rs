@@ -241,7 +241,25 @@ fn resolve_references(
         }
         for r in refs {
             match index.get(&r.name) {
-                Some(&p) if p == i => {} // self-reference (incremental models reading themselves)
+                // incremental models may read what they already hold, as in SQLMesh; a model
+                // rebuilt whole would read a table that does not exist yet (or a view itself)
+                Some(&p) if p == i => {
+                    if !matches!(
+                        m.kind,
+                        Kind::IncrementalByTimeRange { .. }
+                            | Kind::IncrementalByUniqueKey { .. }
+                            | Kind::ScdType2 { .. }
+                            | Kind::ScdType2ByColumn { .. }
+                    ) {
+                        diags.push(Diagnostic::at(
+                            Problem::SelfReference {
+                                model: m.name.clone(),
+                                kind: m.kind.name().to_string(),
+                            },
+                            r.location,
+                        ));
+                    }
+                }
                 Some(&p) => {
                     if !parents[i].contains(&p) {
                         parents[i].push(p);
@@ -420,8 +438,17 @@ fn check_key_columns(m: &Model, out: &[String], diags: &mut Vec<Diagnostic>) {
     let mut keys: Vec<(&str, &String)> = m.grain.iter().map(|g| ("grain", g)).collect();
     match &m.kind {
         Kind::IncrementalByTimeRange { time_column, .. } => keys.push(("time_column", time_column)),
-        Kind::IncrementalByUniqueKey { unique_key, .. } | Kind::ScdType2 { unique_key, .. } => {
+        Kind::IncrementalByUniqueKey { unique_key, .. } => {
             keys.extend(unique_key.iter().map(|k| ("unique_key", k)))
+        }
+        // SCD by time closes a version when a row's `updated_at` moves
+        Kind::ScdType2 {
+            unique_key,
+            updated_at_name,
+            ..
+        } => {
+            keys.extend(unique_key.iter().map(|k| ("unique_key", k)));
+            keys.push(("updated_at_name", updated_at_name));
         }
         Kind::ScdType2ByColumn {
             unique_key,
