@@ -267,7 +267,11 @@ impl Config {
             }
             for (k, v) in &e.settings {
                 let lit = match v {
-                    toml::Value::String(s) => format!("'{}'", s.replace('\'', "''")),
+                    // `${VAR}` resolves here as in every other string (a secret's token)
+                    toml::Value::String(s) => {
+                        let s = cx.expand(s, Location::file_only(file));
+                        format!("'{}'", s.replace('\'', "''"))
+                    }
                     toml::Value::Integer(i) => i.to_string(),
                     toml::Value::Float(f) => f.to_string(),
                     toml::Value::Boolean(b) => b.to_string(),
@@ -410,9 +414,14 @@ impl Interp<'_> {
 
     /// Resolve `${VAR}` references in a string value.
     fn value(&mut self, s: &S) -> String {
-        let raw = s.get_ref();
+        let loc = self.loc(s);
+        self.expand(s.get_ref(), loc)
+    }
+
+    /// Resolve `${VAR}` references in `raw`, reporting a missing variable at `loc`.
+    fn expand(&mut self, raw: &str, loc: Location) -> String {
         let mut out = String::with_capacity(raw.len());
-        let mut rest = raw.as_str();
+        let mut rest = raw;
         while let Some(i) = rest.find("${") {
             out.push_str(&rest[..i]);
             let after = &rest[i + 2..];
@@ -422,10 +431,9 @@ impl Interp<'_> {
                     match (self.env)(name) {
                         Some(v) => out.push_str(&v),
                         None => {
-                            let loc = self.loc(s);
                             self.diags.push(Diagnostic::at(
                                 Problem::MissingEnvVar { name: name.into() },
-                                loc,
+                                loc.clone(),
                             ));
                         }
                     }
@@ -589,6 +597,20 @@ mod tests {
                 .as_deref(),
             Some("lake")
         );
+    }
+
+    #[test]
+    fn settings_resolve_environment_variables() {
+        let env = |n: &str| (n == "TMP").then(|| "/scratch".to_string());
+        let c = Config::parse("f", "[engine]\nduckdb = \"x.duckdb\"\n[engine.settings]\ntemp_directory = \"${TMP}/efmesh\"\n", &env).unwrap();
+        assert_eq!(c.engine.settings["temp_directory"], "'/scratch/efmesh'");
+        let e = Config::parse(
+            "f",
+            "[engine]\nduckdb = \"x.duckdb\"\n[engine.settings]\ns = \"${NOPE}\"\n",
+            &env,
+        )
+        .unwrap_err();
+        assert_eq!(e[0].problem.code(), "missing-env-var");
     }
 
     #[test]

@@ -405,3 +405,51 @@ fn check_refuses_what_would_fail_or_mislead_later() {
     let (code, e) = check_errors(p.path());
     assert_eq!(code, 0, "{e:?}");
 }
+
+#[test]
+fn init_never_overwrites_a_file_it_did_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".gitignore"), "mine\n").unwrap();
+    let out = efmesh(dir.path()).args(["init", "."]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`.gitignore`") && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".gitignore")).unwrap(),
+        "mine\n"
+    );
+    assert!(!dir.path().join("efmesh.toml").exists());
+}
+
+#[test]
+fn engine_settings_resolve_environment_variables() {
+    let p = project(&[
+        (
+            "efmesh.toml",
+            "[project]\nname = \"t\"\n[engine]\nduckdb = \"efmesh.duckdb\"\n[engine.settings]\ntemp_directory = \"${EFMESH_TEST_SCRATCH}/spill\"\n",
+        ),
+        ("models/a.sql", "MODEL (name m.a, kind FULL);\nSELECT current_setting('temp_directory') AS t\n"),
+    ]);
+    efmesh(p.path())
+        .env("EFMESH_TEST_SCRATCH", "/tmp/efmesh-scratch")
+        .args(["apply", "dev", "--yes"])
+        .assert()
+        .success();
+    let cfg = efmesh_core::config::Config::defaults("t").engine;
+    let mut e = DuckDbEngine::open(p.path(), "efmesh.duckdb", &cfg).unwrap();
+    assert_eq!(
+        e.query_strings("SELECT t FROM dev__m.a").unwrap(),
+        vec![Some("/tmp/efmesh-scratch/spill".to_string())]
+    );
+    // unset, it is refused at its line like any other `${VAR}`
+    let out = efmesh(p.path())
+        .env_remove("EFMESH_TEST_SCRATCH")
+        .args(["check"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("EFMESH_TEST_SCRATCH"));
+}

@@ -27,7 +27,9 @@ const FILES: &[(&str, &str)] = &[
     (".gitignore", "efmesh.duckdb*\nefmesh.state.sqlite*\n.efmesh/\n"),
 ];
 
-/// Scaffold a project in `dir` (created if missing). Refuses to overwrite an existing project.
+/// Scaffold a project in `dir` (created if missing). Refuses, before writing anything, when
+/// any file it would write already exists: a user's `.gitignore` or `models/` is never
+/// replaced.
 pub fn init(dir: &Path) -> Result<Vec<String>, Error> {
     if dir.join("efmesh.toml").exists() {
         return Err(Error::Argument {
@@ -36,6 +38,28 @@ pub fn init(dir: &Path) -> Result<Vec<String>, Error> {
                 dir.join("efmesh.toml").display()
             ),
             help: Some("pick an empty directory".into()),
+        });
+    }
+    let existing: Vec<&str> = FILES
+        .iter()
+        .map(|(rel, _)| *rel)
+        .filter(|rel| dir.join(rel).symlink_metadata().is_ok())
+        .collect();
+    if !existing.is_empty() {
+        return Err(Error::Argument {
+            message: format!(
+                "`{}` already has {}, which `efmesh init` would overwrite",
+                dir.display(),
+                existing
+                    .iter()
+                    .map(|r| format!("`{r}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            help: Some(
+                "pick an empty directory, or move those files away first; nothing was written"
+                    .into(),
+            ),
         });
     }
     let mut written = vec![];
