@@ -126,25 +126,61 @@ fn two_concurrent_ticks_exactly_one_computes_the_other_reports_the_lock() {
 }
 
 #[test]
-fn a_holder_killed_with_sigkill_loses_the_lock_when_its_lease_expires() {
+fn a_holder_killed_with_sigkill_on_this_host_is_reclaimed_at_once() {
     let p = feed_project();
     apply_at(p.path(), "2026-01-02T00:00:00Z");
-    let mut child = spawn_run(p.path(), "2026-01-20T00:00:00Z", "3");
+    // a long lease: only the dead pid can explain an immediate takeover
+    let mut child = spawn_run(p.path(), "2026-01-20T00:00:00Z", "600");
     // once it is computing it holds the lock; then SIGKILL it
     wait_until_computing(&mut child);
     child.kill().unwrap(); // SIGKILL: no destructor runs, the lock stays in the store
     child.wait().unwrap();
+
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-20T00:00:00Z")
+        .env("EFMESH_LOG_FORMAT", "logfmt")
+        .args(["run", "prod", "--json"])
+        .output()
+        .unwrap();
+    let v = json(&out.stdout);
+    assert_eq!(
+        (out.status.code(), v["outcome"].as_str()),
+        (Some(0), Some("ok")),
+        "{v}"
+    );
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        log.contains("reclaimed the environment lock")
+            && log.contains(&format!("pid {}", child.id())),
+        "says whose lock it reclaimed: {log}"
+    );
+    let (_, s) = status(p.path(), "2026-01-20T00:00:00Z", true);
+    assert_eq!(
+        s["lag"][0]["missingIntervals"], 0,
+        "the backfill resumed: {s}"
+    );
+    assert_eq!(s["lock"], Value::Null, "released after the tick");
+}
+
+#[test]
+fn a_holder_on_another_host_keeps_the_lock_until_its_lease_expires() {
+    let p = feed_project();
+    apply_at(p.path(), "2026-01-02T00:00:00Z");
+    let mut child = spawn_run(p.path(), "2026-01-20T00:00:00Z", "3");
+    wait_until_computing(&mut child);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // as if the killed holder had run on another machine sharing the state
+    let elsewhere = "ci@another-host pid 4242";
+    rusqlite::Connection::open(p.path().join("efmesh.state.sqlite"))
+        .unwrap()
+        .execute("UPDATE locks SET holder = ?1", [elsewhere])
+        .unwrap();
     let killed_at = Instant::now();
 
     let (code, v) = run_json(p.path(), "2026-01-20T00:00:00Z");
     assert_eq!((code, v["outcome"].as_str()), (3, Some("lock-held")), "{v}");
-    assert!(
-        v["lock"]["holder"]
-            .as_str()
-            .unwrap()
-            .ends_with(&format!("pid {}", child.id())),
-        "names the killed holder: {v}"
-    );
+    assert_eq!(v["lock"]["holder"], elsewhere, "names the holder: {v}");
     // the human form says who and since when
     let out = efmesh(p.path())
         .env("EFMESH_NOW", "2026-01-20T00:00:00Z")
@@ -153,10 +189,7 @@ fn a_holder_killed_with_sigkill_loses_the_lock_when_its_lease_expires() {
         .unwrap();
     assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains(&format!("pid {}", child.id())) && err.contains("since"),
-        "{err}"
-    );
+    assert!(err.contains(elsewhere) && err.contains("since"), "{err}");
 
     // after the ttl the lock is reclaimed and the backfill resumes where it died
     std::thread::sleep(

@@ -184,12 +184,12 @@ fn a_lapsed_lease_is_taken_over_and_the_old_holder_cannot_renew_it() {
         let mut st = b.open().unwrap();
         let t0 = Utc::now();
         let ttl = chrono::Duration::seconds(10);
-        let LockAttempt::Acquired(a) = st.acquire_lock("prod", "a", t0, ttl).unwrap() else {
+        let LockAttempt::Acquired(a) = st.acquire_lock("prod", "a", t0, ttl, None).unwrap() else {
             panic!("free lock not acquired")
         };
         let mut other = b.open().unwrap();
         match other
-            .acquire_lock("prod", "b", t0 + chrono::Duration::seconds(5), ttl)
+            .acquire_lock("prod", "b", t0 + chrono::Duration::seconds(5), ttl, None)
             .unwrap()
         {
             LockAttempt::Held(h) => assert_eq!((h.holder.as_str(), h.lease), ("a", a.lease)),
@@ -199,7 +199,8 @@ fn a_lapsed_lease_is_taken_over_and_the_old_holder_cannot_renew_it() {
             .renew_lock("prod", "a", a.lease, t0 + chrono::Duration::seconds(5), ttl)
             .unwrap());
         let t1 = t0 + chrono::Duration::seconds(16);
-        let LockAttempt::Acquired(c) = other.acquire_lock("prod", "b", t1, ttl).unwrap() else {
+        let LockAttempt::Acquired(c) = other.acquire_lock("prod", "b", t1, ttl, None).unwrap()
+        else {
             panic!("lapsed lock not taken over")
         };
         assert_eq!(c.lease, a.lease + 1);
@@ -208,6 +209,34 @@ fn a_lapsed_lease_is_taken_over_and_the_old_holder_cannot_renew_it() {
         assert_eq!(st.lock_info("prod").unwrap().unwrap().holder, "b");
         other.release_lock("prod", "b", c.lease).unwrap();
         assert_eq!(st.lock_info("prod").unwrap(), None);
+    });
+}
+
+#[test]
+fn an_abandoned_lease_is_reclaimed_at_once_but_only_while_it_is_unchanged() {
+    for_every_store(|b| {
+        let mut st = b.open().unwrap();
+        let t0 = Utc::now();
+        let ttl = chrono::Duration::seconds(120);
+        let LockAttempt::Acquired(dead) = st.acquire_lock("prod", "a", t0, ttl, None).unwrap()
+        else {
+            panic!("free lock not acquired")
+        };
+        let mut other = b.open().unwrap();
+        // naming it dead takes it over well inside its lease
+        let LockAttempt::Acquired(c) = other
+            .acquire_lock("prod", "b", t0, ttl, Some(&dead))
+            .unwrap()
+        else {
+            panic!("an abandoned lease is not reclaimed")
+        };
+        assert_eq!(c.lease, dead.lease + 1);
+        assert!(!st.renew_lock("prod", "a", dead.lease, t0, ttl).unwrap());
+        // the same stale knowledge never steals the new, live holder's lease
+        match st.acquire_lock("prod", "z", t0, ttl, Some(&dead)).unwrap() {
+            LockAttempt::Held(h) => assert_eq!((h.holder.as_str(), h.lease), ("b", c.lease)),
+            got => panic!("{got:?}"),
+        }
     });
 }
 
@@ -225,7 +254,8 @@ fn racing_acquirers_never_both_hold_the_lock() {
                             "prod",
                             &format!("h{k}"),
                             now,
-                            chrono::Duration::seconds(60)
+                            chrono::Duration::seconds(60),
+                            None
                         )
                         .unwrap(),
                         LockAttempt::Acquired(_)

@@ -25,6 +25,35 @@ pub fn ttl() -> Duration {
     Duration::from_secs(secs)
 }
 
+/// Whether `holder` (a [`holder_id`]) is a process of this host that no longer exists. Only
+/// this host's processes can be checked; any other holder, an unparsable id, or a pid that
+/// exists (perhaps reused by another process: then the lease is waited out) counts as alive.
+fn holder_is_dead(holder: &str) -> bool {
+    let Some((who, pid)) = holder.rsplit_once(" pid ") else {
+        return false;
+    };
+    let Ok(pid) = pid.parse::<u32>() else {
+        return false;
+    };
+    let ours = holder_id();
+    let host = |h: &str| h.split_once('@').map(|(_, host)| host.to_string());
+    let same_host = ours
+        .rsplit_once(" pid ")
+        .and_then(|(me, _)| host(me))
+        .is_some_and(|h| Some(h) == host(who));
+    same_host && pid != std::process::id() && !process_exists(pid)
+}
+
+/// Whether process `pid` exists on this host, from `/proc` (Linux); elsewhere every pid is
+/// taken to exist, so no lease is ever reclaimed early.
+fn process_exists(pid: u32) -> bool {
+    let proc_fs = std::path::Path::new("/proc/self");
+    if !proc_fs.exists() {
+        return true;
+    }
+    std::path::Path::new("/proc").join(pid.to_string()).exists()
+}
+
 /// This process's holder id: who to ask about a held lock.
 pub fn holder_id() -> String {
     let user = std::env::var("USER")
@@ -103,8 +132,24 @@ impl EnvLock {
         let chrono_ttl = chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::seconds(120));
         let holder = holder_id();
         let mut state = backend.open()?;
-        let info = match state.acquire_lock(env, &holder, Utc::now(), chrono_ttl)? {
+        let info = match state.acquire_lock(env, &holder, Utc::now(), chrono_ttl, None)? {
             LockAttempt::Acquired(info) => info,
+            // a holder on this host whose process is gone will never renew: take it over now
+            // rather than wait out its lease (only if it is still that very lease)
+            LockAttempt::Held(lock) if holder_is_dead(&lock.holder) => {
+                match state.acquire_lock(env, &holder, Utc::now(), chrono_ttl, Some(&lock))? {
+                    LockAttempt::Acquired(info) => {
+                        tracing::warn!(
+                            env,
+                            dead = lock.holder.as_str(),
+                            lease = lock.lease,
+                            "reclaimed the environment lock from a process that is gone"
+                        );
+                        info
+                    }
+                    LockAttempt::Held(lock) => return Err(Error::LockHeld { lock }),
+                }
+            }
             LockAttempt::Held(lock) => return Err(Error::LockHeld { lock }),
         };
         tracing::debug!(
@@ -257,6 +302,7 @@ mod tests {
                 "someone else",
                 Utc::now(),
                 chrono::Duration::seconds(60),
+                None,
             )
             .unwrap()
         else {

@@ -276,13 +276,17 @@ pub trait LedgerStore {
 /// One lease per environment, with a fencing token, shared by apply, run and restate.
 pub trait LockStore {
     /// Take `env`'s lock for `holder` until `now + ttl`, unless a holder whose lease has not
-    /// expired has it. One transaction, so two processes can never both acquire.
+    /// expired has it. One transaction, so two processes can never both acquire. `dead` is a
+    /// lease the caller knows is abandoned (its process is gone from this host): it is taken
+    /// over at once if it is still exactly that holder and lease, never if the lock changed
+    /// hands meanwhile.
     fn acquire_lock(
         &mut self,
         env: &str,
         holder: &str,
         now: DateTime<Utc>,
         ttl: chrono::Duration,
+        dead: Option<&LockInfo>,
     ) -> Result<LockAttempt, StateError>;
     /// Extend our lease to `now + ttl`; `false` when the lock is no longer ours under `lease`
     /// (it expired and someone else took it).

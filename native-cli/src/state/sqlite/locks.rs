@@ -12,10 +12,16 @@ impl LockStore for SqliteState {
         holder: &str,
         now: DateTime<Utc>,
         ttl: chrono::Duration,
+        dead: Option<&LockInfo>,
     ) -> Result<LockAttempt, StateError> {
         self.write(|tx, e| {
             let current = read_lock(tx, env).map_err(e)?;
-            if let Some(held) = current.as_ref().filter(|l| l.expires_at > now) {
+            let abandoned =
+                |l: &LockInfo| dead.is_some_and(|d| d.holder == l.holder && d.lease == l.lease);
+            if let Some(held) = current
+                .as_ref()
+                .filter(|l| l.expires_at > now && !abandoned(l))
+            {
                 return Ok(LockAttempt::Held(held.clone()));
             }
             let lease = current.map(|l| l.lease + 1).unwrap_or(1);
