@@ -239,6 +239,7 @@ impl Error {
             Error::Render(_) => "render",
             Error::Build { .. } => "build",
             Error::Batch { .. } => "batch",
+            Error::Engine(crate::engine::EngineError::Locked { .. }) => "engine-locked",
             Error::Engine(_) => "engine",
             Error::State(_) => "state",
             Error::Plan(_) => "plan",
@@ -278,6 +279,9 @@ impl Error {
             Error::Build { .. } => Some("fix the model and apply again; physics already built is kept and reused, and the environment was not changed".into()),
             Error::Batch { .. } => Some("fix the cause and apply again: the failed batch and everything after it are computed then; finished batches are kept".into()),
             Error::State(e) => e.help(),
+            Error::Engine(crate::engine::EngineError::Locked { .. }) => {
+                Some("DuckDB allows one writer per database file; retry when that process finishes (another `efmesh apply`, `run` or `janitor` on this project, or a client with the file open)".into())
+            }
             Error::Engine(crate::engine::EngineError::Connect { message, .. }) if message.contains("lock") => {
                 Some("another process has the database open for writing (DuckDB allows one writer); retry when it finishes".into())
             }

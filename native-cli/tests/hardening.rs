@@ -453,3 +453,55 @@ fn engine_settings_resolve_environment_variables() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("EFMESH_TEST_SCRATCH"));
 }
+
+#[test]
+fn a_duckdb_file_held_by_another_process_exits_3_naming_it() {
+    let p = project(&[(
+        "models/a.sql",
+        "MODEL (name m.a, kind INCREMENTAL_BY_TIME_RANGE (time_column ts), start '2026-01-01', cron '@daily');\nSELECT CAST(@start AS TIMESTAMP) AS ts\n",
+    )]);
+    efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-03T00:00:00Z")
+        .args(["apply", "dev", "--yes"])
+        .assert()
+        .success();
+    // this test process holds the database open, as a second apply or a notebook would
+    let cfg = efmesh_core::config::Config::defaults("t").engine;
+    let held = DuckDbEngine::open(p.path(), "efmesh.duckdb", &cfg).unwrap();
+    let me = format!("PID {}", std::process::id());
+    for args in [
+        &["apply", "prod", "--yes", "--json"][..],
+        &["run", "dev", "--json"][..],
+    ] {
+        let out = efmesh(p.path())
+            .env("EFMESH_NOW", "2026-01-05T00:00:00Z")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v = json(&out.stdout);
+        let text = v.to_string();
+        assert!(text.contains(&me), "{args:?} names the holder: {v}");
+    }
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-05T00:00:00Z")
+        .args(["apply", "prod", "--yes"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is open for writing by another process") && err.contains(&me),
+        "{err}"
+    );
+    drop(held);
+    efmesh(p.path())
+        .env("EFMESH_NOW", "2026-01-05T00:00:00Z")
+        .args(["apply", "prod", "--yes"])
+        .assert()
+        .success();
+}

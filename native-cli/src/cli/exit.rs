@@ -43,6 +43,7 @@ impl Exit {
     pub fn of_error(e: &Error) -> Exit {
         match e {
             Error::LockHeld { .. } => Exit::Locked,
+            Error::Engine(crate::engine::EngineError::Locked { .. }) => Exit::Locked,
             _ => Exit::Failure,
         }
     }

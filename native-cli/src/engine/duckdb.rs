@@ -65,9 +65,23 @@ impl DuckDbEngine {
         } else {
             root.join(path).display().to_string()
         };
-        let err = |e: ::duckdb::Error| EngineError::Connect {
-            target: target.clone(),
-            message: e.to_string(),
+        let err = |e: ::duckdb::Error| {
+            let message = e.to_string();
+            // "Could not set lock on file ...: Conflicting lock is held in <program> (PID <n>)"
+            match message.split_once("Conflicting lock is held in ") {
+                Some((_, rest)) => EngineError::Locked {
+                    target: target.clone(),
+                    holder: rest
+                        .split_once(". See also")
+                        .map_or(rest, |(h, _)| h)
+                        .trim()
+                        .to_string(),
+                },
+                None => EngineError::Connect {
+                    target: target.clone(),
+                    message,
+                },
+            }
         };
         let conn = if path == ":memory:" {
             ::duckdb::Connection::open_in_memory()

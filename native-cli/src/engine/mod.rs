@@ -30,6 +30,15 @@ pub enum EngineError {
         /// What the engine said.
         message: String,
     },
+    /// Another process holds the database's write lock (DuckDB allows one writer per file):
+    /// a lock conflict like efmesh's own environment lock, so it exits 3 and names the holder.
+    #[error("`{target}` is open for writing by another process: {holder}")]
+    Locked {
+        /// The database file.
+        target: String,
+        /// Who holds it, as the engine reports it (program and PID).
+        holder: String,
+    },
     /// A statement failed.
     #[error("{message}")]
     Statement {

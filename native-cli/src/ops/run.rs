@@ -198,7 +198,11 @@ fn tick(
 ) -> (RunReport, Option<Error>) {
     let mut report = RunReport::new(env, started);
     let fail = |mut report: RunReport, e: Error| {
-        report.outcome = Outcome::Error;
+        // the engine's own write lock held by another process is a lock conflict too
+        report.outcome = match e {
+            Error::Engine(crate::engine::EngineError::Locked { .. }) => Outcome::LockHeld,
+            _ => Outcome::Error,
+        };
         report.error = Some(RunFailure::of(&e));
         (report, Some(e))
     };
