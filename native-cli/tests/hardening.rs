@@ -505,3 +505,48 @@ fn a_duckdb_file_held_by_another_process_exits_3_naming_it() {
         .assert()
         .success();
 }
+
+#[test]
+fn temporary_files_of_dead_runs_are_swept_by_the_next_run() {
+    let p = project(&[
+        (
+            "efmesh.toml",
+            "[project]\nname = \"t\"\nstart = \"2026-01-01\"\n[lake]\npath = \"lake\"\n",
+        ),
+        (
+            "models/daily.sql",
+            "MODEL (name m.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ts), target parquet, start '2026-01-01', cron '@daily');\nSELECT CAST(@start AS TIMESTAMP) AS ts\n",
+        ),
+    ]);
+    let at = |now: &str, args: &[&str]| {
+        efmesh(p.path())
+            .env("EFMESH_NOW", now)
+            .args(args)
+            .assert()
+            .success();
+    };
+    at("2026-01-03T00:00:00Z", &["apply", "prod", "--yes"]);
+    let version = std::fs::read_dir(p.path().join("lake/m/daily"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("fp="))
+        .unwrap()
+        .path();
+    // pid 4194305 is above Linux's pid_max: a writer that is certainly gone
+    let dead = [
+        version.join(".data-4194305-1.parquet.tmp"),
+        version.join(".manifest.json.tmp-4194305"),
+        p.path().join(".efmesh/.project-cache.json.tmp-4194305"),
+    ];
+    // a writer that is alive (this test) keeps its file
+    let live = version.join(format!(".manifest.json.tmp-{}", std::process::id()));
+    for f in dead.iter().chain([&live]) {
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, b"half written").unwrap();
+    }
+    at("2026-01-05T00:00:00Z", &["run", "prod"]);
+    for f in &dead {
+        assert!(!f.exists(), "{} was left", f.display());
+    }
+    assert!(live.exists(), "a live writer's file is its own");
+}

@@ -45,11 +45,6 @@ pub fn temp_path(dir: &Path) -> PathBuf {
     ))
 }
 
-/// Whether a file name is one of ours in flight (a scratch file).
-pub fn is_scratch(name: &str) -> bool {
-    name.ends_with(TMP_SUFFIX)
-}
-
 /// Make a directory's entries (a rename, deletions) durable.
 pub fn sync_dir(dir: &Path) -> Result<(), Error> {
     #[cfg(unix)]

@@ -194,8 +194,9 @@ pub fn sweep(dir: &VersionDir, prefix: &str, keep: &FileSet) -> Result<(), Error
     for e in dir.store.list(&dir.file(prefix))? {
         let name = e.key.rsplit('/').next().unwrap_or_default();
         let rel = join(prefix, name);
-        let is_data = name.ends_with(".parquet") || local::is_scratch(name);
-        if is_data && !keep.files.contains_key(&rel) {
+        // a live writer's scratch file is its own; one whose writer is gone is litter
+        let replaced = name.ends_with(".parquet") && !keep.files.contains_key(&rel);
+        if replaced || crate::util::process::left_by_dead_process(name) {
             dir.store.delete(&e.key)?;
         }
     }

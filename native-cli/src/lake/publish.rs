@@ -144,7 +144,9 @@ impl LakeContext<'_> {
                 now: self.now,
             },
         );
-        lake::write_manifest(dir, &manifest)
+        lake::write_manifest(dir, &manifest)?;
+        // temporary files a killed run left beside the manifest go with this publication
+        lake::sweep(dir, "", files)
     }
 
     /// Publish a table built whole (FULL, SEED) from the staged, audited table `stage`.

@@ -41,17 +41,7 @@ fn holder_is_dead(holder: &str) -> bool {
         .rsplit_once(" pid ")
         .and_then(|(me, _)| host(me))
         .is_some_and(|h| Some(h) == host(who));
-    same_host && pid != std::process::id() && !process_exists(pid)
-}
-
-/// Whether process `pid` exists on this host, from `/proc` (Linux); elsewhere every pid is
-/// taken to exist, so no lease is ever reclaimed early.
-fn process_exists(pid: u32) -> bool {
-    let proc_fs = std::path::Path::new("/proc/self");
-    if !proc_fs.exists() {
-        return true;
-    }
-    std::path::Path::new("/proc").join(pid.to_string()).exists()
+    same_host && pid != std::process::id() && !crate::util::process::exists(pid)
 }
 
 /// This process's holder id: who to ask about a held lock.

@@ -4,3 +4,4 @@ pub mod atomic_file;
 pub mod bounded_read;
 pub mod clock;
 pub mod pg_url;
+pub mod process;

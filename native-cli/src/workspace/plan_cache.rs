@@ -189,3 +189,19 @@ pub fn noop_plan(
         new_snapshots: vec![],
     })
 }
+
+/// Remove the temporary files killed runs left in the project's `.efmesh` folder (an atomic
+/// write's `.<file>.tmp-<pid>` whose process is gone); called after a successful apply.
+pub(crate) fn sweep_dead_temps(root: &Path) {
+    let dir = root.join(".efmesh");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if crate::util::process::left_by_dead_process(&name) {
+            tracing::info!(file = %e.path().display(), "removing a temporary file a killed run left");
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}

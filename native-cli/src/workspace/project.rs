@@ -245,14 +245,16 @@ impl Efmesh {
                 help: Some("plan again and review the new plan".into()),
             });
         }
-        crate::exec::apply::apply_plan(
+        let applied = crate::exec::apply::apply_plan(
             self.project_for(&plan.env)?.as_ref(),
             plan,
             state.as_mut(),
             self.engine()?.as_mut(),
             self.backends.lake.clone(),
             &opts,
-        )
+        )?;
+        crate::workspace::plan_cache::sweep_dead_temps(&self.root);
+        Ok(applied)
     }
 
     /// Clear `[from, to)` of a time-range model and its time-range descendants in `env`, so
