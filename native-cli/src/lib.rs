@@ -59,6 +59,6 @@ pub use ops::run::{run_dir, RunOptions, RunReport};
 pub use ops::status::{ModelLag, StatusReport};
 pub use workspace::backends::Backends;
 pub use workspace::{
-    check, migrate, plan_dir, state_for_dir, CheckReport, Efmesh, Graph, GraphModel, ModelDef,
-    ProjectBuilder, RenderOptions, Rendered,
+    check, migrate, plan_dir, plan_dir_checked, state_for_dir, CheckReport, Efmesh, Graph,
+    GraphModel, ModelDef, ProjectBuilder, RenderOptions, Rendered,
 };

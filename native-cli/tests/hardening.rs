@@ -550,3 +550,211 @@ fn temporary_files_of_dead_runs_are_swept_by_the_next_run() {
     }
     assert!(live.exists(), "a live writer's file is its own");
 }
+
+// 1. and 2. the state against reality
+
+/// A project with a parquet time-range model (24 rows a day) and a mart counting it.
+fn lake_pair() -> tempfile::TempDir {
+    project(&[
+        (
+            "efmesh.toml",
+            "[project]\nname = \"t\"\nstart = \"2026-01-01\"\n[lake]\npath = \"lake\"\n",
+        ),
+        (
+            "models/daily.sql",
+            "MODEL (name m.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ts, batch_size 1), target parquet, start '2026-01-01', cron '@daily');\nSELECT t.ts FROM generate_series(CAST(@start AS TIMESTAMP), CAST(@end AS TIMESTAMP) - INTERVAL 1 HOUR, INTERVAL 1 HOUR) AS t(ts)\n",
+        ),
+        (
+            "models/total.sql",
+            "MODEL (name m.total, kind FULL, cron '@daily');\nSELECT count(*) AS n FROM m.daily\n",
+        ),
+    ])
+}
+
+fn at(dir: &Path, now: &str, args: &[&str]) -> std::process::Output {
+    efmesh(dir)
+        .env("EFMESH_NOW", now)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn one_value(dir: &Path, sql: &str) -> String {
+    let cfg = efmesh_core::config::Config::defaults("t").engine;
+    let mut e = DuckDbEngine::open(dir, "efmesh.duckdb", &cfg).unwrap();
+    e.query_strings(sql).unwrap()[0].clone().unwrap_or_default()
+}
+
+fn manifest_rows(dir: &Path) -> u64 {
+    let version = std::fs::read_dir(dir.join("lake/m/daily"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("fp="))
+        .unwrap()
+        .path();
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(version.join("manifest.json")).unwrap()).unwrap();
+    m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rows"].as_u64().unwrap())
+        .sum()
+}
+
+#[test]
+fn a_lost_or_garbled_manifest_is_rebuilt_never_replaced_by_one_batch() {
+    let p = lake_pair();
+    assert!(
+        at(p.path(), "2026-01-06T00:00:00Z", &["apply", "dev", "--yes"])
+            .status
+            .success()
+    );
+    assert_eq!(manifest_rows(p.path()), 5 * 24);
+    assert_eq!(
+        one_value(p.path(), "SELECT CAST(n AS VARCHAR) FROM dev__m.total"),
+        "120"
+    );
+    let version = || {
+        std::fs::read_dir(p.path().join("lake/m/daily/"))
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path()
+    };
+    for (damage, day, says) in [
+        ("delete", "2026-01-07", "has no manifest"),
+        ("garble", "2026-01-08", "cannot be read"),
+        ("drop a file", "2026-01-09", "are gone"),
+    ] {
+        let v = version();
+        match damage {
+            "delete" => std::fs::remove_file(v.join("manifest.json")).unwrap(),
+            "garble" => std::fs::write(v.join("manifest.json"), "{ not json").unwrap(),
+            _ => {
+                let part = std::fs::read_dir(&v)
+                    .unwrap()
+                    .flatten()
+                    .find(|e| e.file_name().to_string_lossy().starts_with("interval="))
+                    .unwrap()
+                    .path();
+                for f in std::fs::read_dir(part).unwrap().flatten() {
+                    std::fs::remove_file(f.path()).unwrap();
+                }
+            }
+        }
+        let now = format!("{day}T00:00:00Z");
+        // status sees it before anything runs
+        let out = at(p.path(), &now, &["status", "dev", "--check"]);
+        assert_eq!(out.status.code(), Some(1), "{damage}: status is unhealthy");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(says),
+            "{damage}"
+        );
+        // the plan says so and rebuilds the whole history
+        let out = at(p.path(), &now, &["plan", "dev", "--json"]);
+        let v = json(&out.stdout);
+        assert!(v["warnings"].to_string().contains(says), "{damage}: {v}");
+        // the next tick recomputes everything: nothing is lost, nothing doubled
+        let out = at(p.path(), &now, &["run", "dev"]);
+        assert!(
+            out.status.success(),
+            "{damage}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let days = (chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d").unwrap()
+            - chrono::NaiveDate::from_ymd_opt(2026, 1, 1).unwrap())
+        .num_days() as u64;
+        assert_eq!(manifest_rows(p.path()), days * 24, "{damage}");
+        assert_eq!(
+            one_value(
+                p.path(),
+                "SELECT CAST(count(*) AS VARCHAR) FROM dev__m.daily"
+            ),
+            (days * 24).to_string(),
+            "{damage}"
+        );
+        assert_eq!(
+            at(p.path(), &now, &["status", "dev", "--check"])
+                .status
+                .code(),
+            Some(0)
+        );
+    }
+}
+
+#[test]
+fn a_deleted_database_or_dropped_table_is_seen_and_rebuilt() {
+    let p = lake_pair();
+    std::fs::write(
+        p.path().join("models/daily.sql"),
+        "MODEL (name m.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ts, batch_size 1), start '2026-01-01', cron '@daily');\nSELECT t.ts FROM generate_series(CAST(@start AS TIMESTAMP), CAST(@end AS TIMESTAMP) - INTERVAL 1 HOUR, INTERVAL 1 HOUR) AS t(ts)\n",
+    )
+    .unwrap();
+    let now = "2026-01-06T00:00:00Z";
+    assert!(at(p.path(), now, &["apply", "dev", "--yes"])
+        .status
+        .success());
+    // the whole database file: even plan knows without opening it
+    for f in std::fs::read_dir(p.path()).unwrap().flatten() {
+        if f.file_name().to_string_lossy().starts_with("efmesh.duckdb") {
+            std::fs::remove_file(f.path()).unwrap();
+        }
+    }
+    let v = json(&at(p.path(), now, &["plan", "dev", "--json"]).stdout);
+    assert_eq!(v["hasChanges"], true, "{v}");
+    assert!(v["warnings"].to_string().contains("is gone"), "{v}");
+    assert!(
+        !p.path().join("efmesh.duckdb").exists(),
+        "plan created no database"
+    );
+    assert_eq!(
+        at(p.path(), now, &["status", "dev", "--check"])
+            .status
+            .code(),
+        Some(1)
+    );
+    assert!(at(p.path(), now, &["apply", "dev", "--yes"])
+        .status
+        .success());
+    assert_eq!(
+        one_value(p.path(), "SELECT CAST(n AS VARCHAR) FROM dev__m.total"),
+        "120"
+    );
+    // one dropped physical table: apply and run look, and rebuild it
+    let table = one_value(
+        p.path(),
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = '_efmesh' AND table_name LIKE 'm__daily__%'",
+    );
+    let cfg = efmesh_core::config::Config::defaults("t").engine;
+    DuckDbEngine::open(p.path(), "efmesh.duckdb", &cfg)
+        .unwrap()
+        .query_strings(&format!("DROP TABLE _efmesh.{table} CASCADE"))
+        .unwrap();
+    assert_eq!(
+        at(p.path(), now, &["status", "dev", "--check"])
+            .status
+            .code(),
+        Some(1)
+    );
+    let out = at(p.path(), now, &["run", "dev"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        one_value(
+            p.path(),
+            "SELECT CAST(count(*) AS VARCHAR) FROM dev__m.daily"
+        ),
+        "120"
+    );
+    assert_eq!(
+        at(p.path(), now, &["status", "dev", "--check"])
+            .status
+            .code(),
+        Some(0)
+    );
+}

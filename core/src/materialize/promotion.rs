@@ -12,7 +12,12 @@ pub fn swap(d: &dyn SqlDialect, plan: &Plan, names: &HashMap<String, String>) ->
     let mut statements = vec![];
     let mut schemas = BTreeSet::new();
     for a in &plan.actions {
-        let changed = a.category != Category::Unchanged;
+        // physics rebuilt because it was missing may have lost its view with it
+        let rebuilt = a
+            .physical_fingerprint
+            .as_ref()
+            .is_some_and(|p| plan.missing_physics.contains(p));
+        let changed = a.category != Category::Unchanged || rebuilt;
         let (vs, vt) = naming::view_name(&plan.env, &a.model);
         let view = format!("{vs}.{vt}");
         match (&a.physical_fingerprint, a.category) {

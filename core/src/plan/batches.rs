@@ -17,6 +17,7 @@ pub(super) fn due(
     i: usize,
     state: &PlanState,
     physical: &str,
+    missing: bool,
 ) -> Result<Vec<Range>, super::PlanError> {
     let m = &project.models[i];
     if !has_intervals(&m.kind) {
@@ -33,7 +34,11 @@ pub(super) fn due(
         .history_start(i)
         .unwrap_or_else(|| unit.floor(state.now) - unit.step());
     let empty = Ledger::default();
-    let ledger = state.ledgers.get(physical).unwrap_or(&empty);
+    // physics that is missing holds nothing, whatever its ledger says
+    let ledger = match missing {
+        true => &empty,
+        false => state.ledgers.get(physical).unwrap_or(&empty),
+    };
     let Some(exp) = interval::expected(start, project.history_end(i), state.now, unit) else {
         return Ok(vec![]);
     };

@@ -96,6 +96,11 @@ pub struct PlanOptions {
     pub reclassify: BTreeMap<String, Category>,
     /// `--forward-only model,...`: apply the change without replaying history.
     pub forward_only: BTreeSet<String>,
+    /// Physical fingerprints whose physics the state records but reality lacks (a dropped
+    /// table, a lost manifest, deleted files), each with what is missing: found by the native
+    /// side before planning, and planned as physics to rebuild from its whole history, never
+    /// as served data.
+    pub missing_physics: BTreeMap<String, String>,
 }
 
 /// What the plan does to one model.
@@ -144,6 +149,10 @@ pub struct Plan {
     /// Versions the store does not know yet.
     #[serde(skip)]
     pub new_snapshots: Vec<NewSnapshot>,
+    /// Physical fingerprints this plan rebuilds because their physics is missing
+    /// ([`PlanOptions::missing_physics`]): apply voids their ledgers before it builds them.
+    #[serde(skip)]
+    pub missing_physics: Vec<String>,
 }
 
 impl Plan {
@@ -325,8 +334,15 @@ pub fn plan(
         let physical = placed.physical;
         // a version the environment already serves was built before it was promoted
         let served = pointer.is_some_and(|p| &p.fingerprint == fp);
-        let build = has_physics(&m.kind) && !served && !state.built.contains(&physical);
-        let batches = batches::due(project, i, &state, &physical)?;
+        let missing = options.missing_physics.get(&physical);
+        let build = has_physics(&m.kind)
+            && (missing.is_some() || (!served && !state.built.contains(&physical)));
+        let batches = batches::due(project, i, &state, &physical, missing.is_some())?;
+        if let Some(what) = missing {
+            c.explain.push(format!(
+                "its physics is missing ({what}); rebuilt from its whole history"
+            ));
+        }
         if !state.snapshots.contains_key(fp) {
             new_snapshots.push(new_snapshot(project, i, &physical));
         }
@@ -352,11 +368,28 @@ pub fn plan(
         .filter_map(|&i| actions[i].take())
         .collect();
     ordered.extend(removed(project, &state));
+    let mut warnings = warnings::of(project);
+    let mut missing_physics = vec![];
+    for a in &ordered {
+        let Some(what) = a
+            .physical_fingerprint
+            .as_ref()
+            .and_then(|p| options.missing_physics.get(p))
+        else {
+            continue;
+        };
+        warnings.push(format!(
+            "`{}`: its physics is missing ({what}); this plan rebuilds it from its whole history",
+            a.model
+        ));
+        missing_physics.extend(a.physical_fingerprint.clone());
+    }
     Ok(Plan {
         env: env.to_string(),
         actions: ordered,
-        warnings: warnings::of(project),
+        warnings,
         new_snapshots,
+        missing_physics,
     })
 }
 

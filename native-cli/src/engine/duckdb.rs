@@ -30,6 +30,10 @@ impl EngineFactory for DuckDbFactory {
             &self.config,
         )?))
     }
+    fn missing_database(&self) -> Option<String> {
+        let file = self.root.join(&self.path);
+        (self.path != ":memory:" && !file.exists()).then(|| file.display().to_string())
+    }
 }
 
 /// A DuckDB connection with the project's settings applied.

@@ -103,6 +103,12 @@ pub trait EngineFactory: Send + Sync {
     fn dialect(&self) -> &'static dyn SqlDialect;
     /// A new connection, set up as the project configures it.
     fn open(&self) -> Result<Box<dyn Engine + Send>, EngineError>;
+    /// The database file, when the engine keeps one and it does not exist: then everything
+    /// the state says was built there is gone, known without opening it (which would create
+    /// an empty one). `None` for a server or a database that exists.
+    fn missing_database(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A database efmesh materializes into.

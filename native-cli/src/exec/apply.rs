@@ -79,6 +79,52 @@ fn qualified((schema, table): (String, String)) -> String {
     format!("{schema}.{table}")
 }
 
+/// Physics the plan rebuilds because it was missing holds nothing, whatever the state says:
+/// its done intervals are cleared (one transaction) so the manifest and the passport never
+/// claim what the rebuild has not computed yet, and an unreadable manifest is removed so
+/// publishing starts from the files this apply writes.
+fn void_missing_physics(
+    project: &Project,
+    plan: &Plan,
+    state: &mut dyn StateStore,
+    lake: Option<&std::sync::Arc<dyn crate::lake::store::LakeStore>>,
+) -> Result<(), Error> {
+    if plan.missing_physics.is_empty() {
+        return Ok(());
+    }
+    let ledgers = state.ledgers(&plan.missing_physics)?;
+    let cleared: Vec<(String, efmesh_core::interval::Range)> = ledgers
+        .iter()
+        .flat_map(|(pfp, l)| l.ranges().iter().map(move |r| (pfp.clone(), *r)))
+        .collect();
+    if !cleared.is_empty() {
+        state.clear_intervals(&cleared)?;
+    }
+    for a in plan.actions.iter().filter(|a| {
+        a.physical_fingerprint
+            .as_ref()
+            .is_some_and(|p| plan.missing_physics.contains(p))
+    }) {
+        tracing::warn!(
+            model = a.model.as_str(),
+            env = plan.env.as_str(),
+            intervals_voided = cleared.len(),
+            "rebuilding physics that is missing"
+        );
+        let (Some(lake), Some(pfp)) = (lake, a.physical_fingerprint.as_deref()) else {
+            continue;
+        };
+        if project
+            .index_of(&a.model)
+            .is_some_and(|i| crate::lake::publish::is_parquet(project, i))
+        {
+            crate::lake::VersionDir::new(lake.clone(), &a.model, pfp)
+                .discard_unreadable_manifest()?;
+        }
+    }
+    Ok(())
+}
+
 /// Refuse, before anything runs, a plan that needs capabilities the engine lacks.
 fn check_capabilities(project: &Project, plan: &Plan, engine: &dyn Engine) -> Result<(), Error> {
     use crate::engine::EngineFeature;
@@ -129,6 +175,7 @@ pub fn apply_plan(
     check_capabilities(project, plan, engine)?;
     let start_statements = engine.statements_issued();
     state.record_snapshots(&plan.new_snapshots)?;
+    void_missing_physics(project, plan, state, lake.as_ref())?;
 
     // every model's physical relation, as this plan pins it
     let mut names: HashMap<String, String> = HashMap::new();

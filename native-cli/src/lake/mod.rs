@@ -88,6 +88,15 @@ impl VersionDir {
         })
     }
 
+    /// Remove the version's manifest if it cannot be read, so a rebuild publishes a fresh one
+    /// from the files it writes (the files stay until they are replaced or swept).
+    pub fn discard_unreadable_manifest(&self) -> Result<(), Error> {
+        if self.manifest().is_err() {
+            self.store.delete(&self.file(MANIFEST_FILE))?;
+        }
+        Ok(())
+    }
+
     /// The folder name of the partition holding interval `start`.
     pub fn partition(start: NaiveDateTime) -> String {
         format!("interval={}", start.format("%Y%m%dT%H%M%SZ"))

@@ -216,10 +216,14 @@ fn tick(
         }
         Err(e) => return fail(report, e),
     };
-    let plan = match ef
-        .state()
-        .and_then(|mut s| ef.plan_in(s.as_mut(), env, &efmesh_core::plan::PlanOptions::default()))
-    {
+    let plan = match ef.state().and_then(|mut s| {
+        ef.plan_checked(
+            s.as_mut(),
+            env,
+            &efmesh_core::plan::PlanOptions::default(),
+            true,
+        )
+    }) {
         Ok(p) => p,
         Err(e) => return fail(report, e),
     };

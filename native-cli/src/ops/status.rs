@@ -76,7 +76,10 @@ pub struct StatusReport {
     pub recent_runs: Vec<RunRecord>,
     /// The live lock, if someone holds it now.
     pub lock: Option<LockInfo>,
-    /// No failed intervals, and the last tick did not end in error.
+    /// Served versions whose physics is not where the state says (a dropped table, a lost
+    /// manifest, a deleted database file): served data that is not there.
+    pub missing_physics: Vec<crate::ops::reality::MissingPhysics>,
+    /// No failed intervals, no missing physics, and the last tick did not end in error.
     pub healthy: bool,
     /// Why it is not healthy, one sentence each.
     pub problems: Vec<String>,
@@ -181,6 +184,7 @@ pub fn status(
         failed_intervals,
         recent_runs,
         lock,
+        missing_physics: vec![],
         healthy: problems.is_empty(),
         problems,
     })

@@ -11,6 +11,7 @@ pub(crate) mod read;
 
 pub use builder::{ModelDef, ProjectBuilder};
 pub use project::{
-    migrate, plan_dir, state_for_dir, Efmesh, Graph, GraphModel, RenderOptions, Rendered,
+    migrate, plan_dir, plan_dir_checked, state_for_dir, Efmesh, Graph, GraphModel, RenderOptions,
+    Rendered,
 };
 pub use read::{check, CheckReport};

@@ -31,6 +31,9 @@ pub struct CachedModel {
     /// Whether it is computed interval by interval (then only a full plan knows what is due).
     #[serde(default)]
     pub intervals: bool,
+    /// Whether it is published to the lake (then only a full plan checks its manifest).
+    #[serde(default)]
+    pub parquet: bool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -108,6 +111,7 @@ pub fn remember(root: &Path, config_text: &str, sources: &ProjectSources, projec
                 fingerprint: fp.clone(),
                 metadata_hash: efmesh_core::fingerprint::metadata_hash(m),
                 intervals: efmesh_core::plan::has_intervals(&m.kind),
+                parquet: m.target == efmesh_core::model::Target::Parquet,
             })
             .collect(),
     };
@@ -153,7 +157,8 @@ pub fn noop_plan(
     pointers: &BTreeMap<String, Pointer>,
 ) -> Option<Plan> {
     // intervals fall due as time passes: only a full plan can tell for incremental models
-    if pointers.len() != models.len() || models.iter().any(|m| m.intervals) {
+    // lake versions are checked against their manifests by a full plan
+    if pointers.len() != models.len() || models.iter().any(|m| m.intervals || m.parquet) {
         return None;
     }
     let mut actions = Vec::with_capacity(models.len());
@@ -187,6 +192,7 @@ pub fn noop_plan(
         actions,
         warnings: vec![],
         new_snapshots: vec![],
+        missing_physics: vec![],
     })
 }
 

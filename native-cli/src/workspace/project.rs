@@ -182,12 +182,69 @@ impl Efmesh {
         self.plan_in(self.state()?.as_mut(), env, options)
     }
 
-    /// [`Efmesh::plan`] against a given state store.
+    /// [`Efmesh::plan`] against a given state store. Served lake versions are checked against
+    /// their manifests first; what is missing is planned as physics to rebuild.
     pub fn plan_in(
         &self,
         state: &mut dyn StateStore,
         env: &str,
         options: &efmesh_core::plan::PlanOptions,
+    ) -> Result<Plan, Error> {
+        self.plan_checked(state, env, options, false)
+    }
+
+    /// The served physics of `env` that is not where the state says: lake versions whose
+    /// manifest or files are gone and, with `engine`, physical relations the engine lacks
+    /// (which opens the engine, so only commands that need it anyway ask).
+    pub fn missing_physics(
+        &self,
+        env: &str,
+        pointers: &BTreeMap<String, efmesh_core::plan::Pointer>,
+        engine: bool,
+    ) -> Result<Vec<crate::ops::reality::MissingPhysics>, Error> {
+        let project = self.project_for(env)?;
+        let mut missing =
+            crate::ops::reality::missing_in_lake(&project, pointers, self.backends.lake.as_ref());
+        if pointers.is_empty() {
+            return Ok(missing);
+        }
+        let in_engine = match self.backends.engine.missing_database() {
+            // known without opening it, so even `plan` sees it
+            Some(file) => crate::ops::reality::all_served(
+                &project,
+                pointers,
+                &format!("the database file `{file}` is gone"),
+            ),
+            None if engine => match self.engine() {
+                Ok(mut e) => {
+                    crate::ops::reality::missing_in_engine(&project, pointers, e.as_mut())?
+                }
+                // another process is writing: `status` still answers, and apply or run stop
+                // at the lock when they open the engine themselves
+                Err(Error::Engine(crate::engine::EngineError::Locked { .. })) => vec![],
+                Err(e) => return Err(e),
+            },
+            None => vec![],
+        };
+        for m in in_engine {
+            if !missing
+                .iter()
+                .any(|x| x.physical_fingerprint == m.physical_fingerprint)
+            {
+                missing.push(m);
+            }
+        }
+        Ok(missing)
+    }
+
+    /// [`Efmesh::plan_in`], also checking the engine for the physics `env` serves when
+    /// `engine` (apply and run, which open it anyway).
+    pub fn plan_checked(
+        &self,
+        state: &mut dyn StateStore,
+        env: &str,
+        options: &efmesh_core::plan::PlanOptions,
+        engine: bool,
     ) -> Result<Plan, Error> {
         naming::validate_env(env).map_err(|e| Error::Argument {
             message: e.to_string(),
@@ -196,6 +253,25 @@ impl Efmesh {
         let project = self.project_for(env)?;
         let project = project.as_ref();
         let pointers = state.environment(env)?;
+        let missing = self.missing_physics(env, &pointers, engine)?;
+        let mut checked;
+        let options = if missing.is_empty() {
+            options
+        } else {
+            checked = options.clone();
+            for m in missing {
+                tracing::warn!(
+                    env,
+                    model = m.model.as_str(),
+                    missing = m.what.as_str(),
+                    "served physics is missing; the plan rebuilds it"
+                );
+                checked
+                    .missing_physics
+                    .insert(m.physical_fingerprint, m.what);
+            }
+            &checked
+        };
         let needed = efmesh_core::plan::needed_snapshots(project, &pointers);
         let snapshots = state.snapshots(&needed)?;
         let built = if needed.is_empty() {
@@ -298,12 +374,26 @@ impl Efmesh {
             message: e.to_string(),
             help: None,
         })?;
-        crate::ops::status::status(
+        let mut state = self.state()?;
+        let pointers = state.environment(env)?;
+        let missing = self.missing_physics(env, &pointers, true)?;
+        let mut report = crate::ops::status::status(
             self.project_for(env)?.as_ref(),
-            self.state()?.as_mut(),
+            state.as_mut(),
             env,
             crate::util::clock::now(),
-        )
+        )?;
+        if let Some(first) = missing.first() {
+            report.problems.push(format!(
+                "{} served version(s) are missing, the first `{}`: {}; `efmesh apply {env}` rebuilds them",
+                missing.len(),
+                first.model,
+                first.what
+            ));
+            report.healthy = false;
+        }
+        report.missing_physics = missing;
+        Ok(report)
     }
 
     /// What each model `env` serves may be believed to answer, declared and effective.
@@ -457,6 +547,17 @@ pub fn plan_dir(
     env: &str,
     options: &efmesh_core::plan::PlanOptions,
 ) -> Result<(Plan, Option<Efmesh>), Error> {
+    plan_dir_checked(dir, env, options, false)
+}
+
+/// [`plan_dir`], checking the engine for the served physics when `engine` (for `apply`,
+/// which opens it anyway; never answered from the project cache then).
+pub fn plan_dir_checked(
+    dir: &Path,
+    env: &str,
+    options: &efmesh_core::plan::PlanOptions,
+    engine: bool,
+) -> Result<(Plan, Option<Efmesh>), Error> {
     let root = super::discover::find_root(dir)?;
     let (config_text, sources) = match read::read_sources(&root)? {
         Ok(s) => s,
@@ -467,7 +568,10 @@ pub fn plan_dir(
             })))
         }
     };
-    if *options == efmesh_core::plan::PlanOptions::default() && naming::validate_env(env).is_ok() {
+    if !engine
+        && *options == efmesh_core::plan::PlanOptions::default()
+        && naming::validate_env(env).is_ok()
+    {
         if let Some(models) = super::plan_cache::lookup(&root, &config_text, &sources) {
             let pointers = backends::state(&root, &sources.config)?
                 .open()?
@@ -478,6 +582,6 @@ pub fn plan_dir(
         }
     }
     let project = Efmesh::from_report(read::load_sources(root, config_text, sources))?;
-    let plan = project.plan_with_options(env, options)?;
+    let plan = project.plan_checked(project.state()?.as_mut(), env, options, engine)?;
     Ok((plan, Some(project)))
 }

@@ -34,7 +34,7 @@ pub(crate) fn run(
 ) -> Exit {
     let planned = flags
         .options()
-        .and_then(|options| crate::plan_dir(dir, env, &options));
+        .and_then(|options| crate::plan_dir_checked(dir, env, &options, true));
     let (plan, project) = match planned {
         Ok(p) => p,
         Err(e) => return fail(e, json),
