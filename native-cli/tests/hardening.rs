@@ -758,3 +758,38 @@ fn a_deleted_database_or_dropped_table_is_seen_and_rebuilt() {
         Some(0)
     );
 }
+
+#[test]
+fn a_moved_project_keeps_reading_its_lake() {
+    let p = lake_pair();
+    assert!(
+        at(p.path(), "2026-01-06T00:00:00Z", &["apply", "dev", "--yes"])
+            .status
+            .success()
+    );
+    let moved = tempfile::tempdir().unwrap();
+    let to = moved.path().join("elsewhere");
+    std::fs::rename(p.path(), &to).unwrap();
+    // the physical views name the lake's files relative to the project, not where it was
+    assert_eq!(
+        one_value(&to, "SELECT CAST(count(*) AS VARCHAR) FROM dev__m.daily"),
+        "120"
+    );
+    let out = at(&to, "2026-01-07T00:00:00Z", &["run", "dev"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        one_value(&to, "SELECT CAST(n AS VARCHAR) FROM dev__m.total"),
+        "144"
+    );
+    assert_eq!(
+        at(&to, "2026-01-07T00:00:00Z", &["status", "dev", "--check"])
+            .status
+            .code(),
+        Some(0)
+    );
+    std::fs::rename(&to, p.path()).unwrap();
+}

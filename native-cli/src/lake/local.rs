@@ -16,12 +16,29 @@ pub const TMP_SUFFIX: &str = ".parquet.tmp";
 #[derive(Debug, Clone)]
 pub struct LocalFs {
     root: PathBuf,
+    /// The lake's folder relative to the project root, when it lies inside it: engine views
+    /// name files by it, and the engine resolves it against the project root.
+    relative: Option<PathBuf>,
 }
 
 impl LocalFs {
     /// The lake in `root` (absolute).
     pub fn new(root: PathBuf) -> LocalFs {
-        LocalFs { root }
+        LocalFs {
+            root,
+            relative: None,
+        }
+    }
+
+    /// The lake in `root` (absolute), named in engine SQL relative to `project` when inside
+    /// it (the engine's file search path is the project root).
+    pub fn in_project(root: PathBuf, project: &Path) -> LocalFs {
+        let relative = root
+            .strip_prefix(project)
+            .ok()
+            .filter(|r| !r.as_os_str().is_empty())
+            .map(Path::to_path_buf);
+        LocalFs { root, relative }
     }
 
     fn path(&self, key: &str) -> PathBuf {
@@ -65,6 +82,14 @@ impl LakeStore for LocalFs {
 
     fn url(&self, key: &str) -> String {
         self.path(key).display().to_string()
+    }
+
+    fn sql_path(&self, key: &str) -> String {
+        match &self.relative {
+            Some(rel) if key.is_empty() => rel.display().to_string(),
+            Some(rel) => rel.join(key).display().to_string(),
+            None => self.url(key),
+        }
     }
 
     fn scratch(&self, dir: &str) -> Result<Scratch, Error> {

@@ -179,7 +179,7 @@ impl FileSet {
         let paths: Vec<String> = self
             .files
             .keys()
-            .map(|p| dir.store.url(&dir.file(p)))
+            .map(|p| dir.store.sql_path(&dir.file(p)))
             .collect();
         Some(format!("SELECT * FROM {}", files.read_parquet(&paths)))
     }

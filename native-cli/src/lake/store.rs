@@ -36,6 +36,12 @@ pub trait LakeStore: Send + Sync {
     fn describe(&self) -> String;
     /// What the engine reads for `key`.
     fn url(&self, key: &str) -> String;
+    /// How the engine's physical views name `key`: [`LakeStore::url`] unless the store can
+    /// say it relative to the project root (a local lake inside the project), so a moved or
+    /// copied project keeps reading its files.
+    fn sql_path(&self, key: &str) -> String {
+        self.url(key)
+    }
     /// A fresh scratch file for a file to be published in folder `dir`. Its name matches no
     /// `*.parquet` glob, so a reader never picks up a half-written file.
     fn scratch(&self, dir: &str) -> Result<Scratch, Error>;

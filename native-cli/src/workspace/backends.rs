@@ -64,7 +64,7 @@ pub fn open(root: &Path, config: &Config) -> Result<Backends, Error> {
     let lake = config
         .lake_path
         .as_ref()
-        .map(|p| Arc::new(LocalFs::new(root.join(p))) as Arc<dyn LakeStore>);
+        .map(|p| Arc::new(LocalFs::in_project(root.join(p), root)) as Arc<dyn LakeStore>);
     Ok(Backends {
         engine,
         state: state(root, config)?,
