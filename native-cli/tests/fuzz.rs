@@ -124,6 +124,28 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1024, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// A name check accepts is SQL-inert (no quote, space, `;`, comment or operator can pass)
+    /// and outside efmesh's namespaces, whatever the generator throws at it.
+    #[test]
+    fn hostile_model_names_are_refused_or_inert(name in prop_oneof![
+        "\\PC{0,40}",
+        "[a-zA-Z_\"'; .()-]{1,20}\\.[a-zA-Z_\"'; .()-]{1,20}",
+        "(dev__|_efmesh|efmesh_state)?[a-z_]{0,6}\\.[a-z0-9_]{1,8}",
+    ]) {
+        if efmesh_core::naming::name_problem(&name).is_none() {
+            let (schema, table) = name.split_once('.').unwrap();
+            for part in [schema, table] {
+                prop_assert!(part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "{name}");
+                prop_assert!(!part.starts_with(|c: char| c.is_ascii_digit()), "{name}");
+            }
+            prop_assert!(!schema.contains("__") && !schema.eq_ignore_ascii_case("_efmesh"), "{name}");
+        }
+    }
+}
+
 /// The inputs that once crashed efmesh (issue 20), kept as fixed cases.
 #[test]
 fn the_crashes_of_the_red_team_pass_stay_fixed() {
