@@ -151,7 +151,36 @@ fn options(reclassify: &[(&str, Category)], forward_only: &[&str]) -> PlanOption
             .iter()
             .map(|m| m.to_string())
             .collect::<BTreeSet<_>>(),
+        ..PlanOptions::default()
     }
+}
+
+#[test]
+fn missing_physics_is_rebuilt_from_its_whole_history_and_named() {
+    let p = project(&base());
+    let mut env = Env::default();
+    let first = env.plan(&p, NOW, &PlanOptions::default()).unwrap();
+    env.apply(&p, &first);
+    assert!(!env
+        .plan(&p, NOW, &PlanOptions::default())
+        .unwrap()
+        .has_changes());
+    let t = env.pointers["m.t"].physical_fingerprint.clone();
+    let mut o = PlanOptions::default();
+    o.missing_physics
+        .insert(t.clone(), "its manifest is gone".into());
+    let plan = env.plan(&p, NOW, &o).unwrap();
+    let a = plan.actions.iter().find(|a| a.model == "m.t").unwrap();
+    assert_eq!((a.category, a.build), (Category::Unchanged, true));
+    // the ledger says done; missing physics holds nothing, so the whole history is due
+    assert_eq!(a.batches.len(), 1);
+    assert_eq!(a.batches[0].start, parse_instant("2026-01-01").unwrap());
+    assert!(a.explain.iter().any(|e| e.contains("its manifest is gone")));
+    assert_eq!(plan.missing_physics, vec![t]);
+    assert!(plan.warnings.iter().any(|w| w.contains("`m.t`")));
+    // the others are untouched
+    let b = plan.actions.iter().find(|a| a.model == "m.b").unwrap();
+    assert!(!b.build);
 }
 
 fn cases() -> Vec<Case> {
