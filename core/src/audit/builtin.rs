@@ -37,20 +37,8 @@ pub fn gap_unit(value: &str) -> Option<(&'static str, &'static str, &'static str
 /// as written. Anything but a non-empty list of column names is an error saying what was
 /// found, so no argument text is ever pasted into SQL as written.
 pub fn column_items(text: &str, dialect: Dialect) -> Result<Vec<String>, String> {
-    let d = dialect.parser();
-    let expr = Parser::new(d.as_ref())
-        .try_with_sql(text)
-        .and_then(|mut p| {
-            let e = p.parse_expr()?;
-            p.expect_token(&sqlparser::tokenizer::Token::EOF)?;
-            Ok(e)
-        })
-        .map_err(|_| format!("`{text}` is not a list of column names"))?;
-    let items = match expr {
-        Expr::Tuple(items) => items,
-        Expr::Nested(e) => vec![*e],
-        e => vec![e],
-    };
+    let items =
+        list(text, dialect).ok_or_else(|| format!("`{text}` is not a list of column names"))?;
     if items.is_empty() {
         return Err("the list is empty".into());
     }
@@ -75,6 +63,12 @@ pub fn column_items(text: &str, dialect: Dialect) -> Result<Vec<String>, String>
 /// The items of a list argument parsed as SQL expressions and printed back by sqlparser, so
 /// only well-formed SQL reaches the query; `None` when the text is not such a list.
 fn expression_items(text: &str, dialect: Dialect) -> Option<Vec<String>> {
+    Some(list(text, dialect)?.iter().map(|e| e.to_string()).collect())
+}
+
+/// `text` parsed whole as one expression and split into its items: `(a, b)` gives `a` and
+/// `b`, `(a)` and a bare `a` give `a`; `None` when it is not one expression.
+fn list(text: &str, dialect: Dialect) -> Option<Vec<Expr>> {
     let d = dialect.parser();
     let expr = Parser::new(d.as_ref())
         .try_with_sql(text)
@@ -85,9 +79,9 @@ fn expression_items(text: &str, dialect: Dialect) -> Option<Vec<String>> {
         })
         .ok()?;
     Some(match expr {
-        Expr::Tuple(items) => items.iter().map(|e| e.to_string()).collect(),
-        Expr::Nested(e) => vec![e.to_string()],
-        e => vec![e.to_string()],
+        Expr::Tuple(items) => items,
+        Expr::Nested(e) => vec![*e],
+        e => vec![e],
     })
 }
 
