@@ -111,10 +111,7 @@ pub fn columns(format: SeedFormat, bytes: &[u8]) -> Result<Vec<String>, String> 
 pub fn record_lines(format: SeedFormat, bytes: &[u8]) -> Option<Vec<u64>> {
     match format {
         SeedFormat::Csv => {
-            let mut rdr = csv::ReaderBuilder::new()
-                .has_headers(true)
-                .flexible(true)
-                .from_reader(bytes);
+            let mut rdr = csv_records(bytes);
             let mut lines = vec![];
             let mut record = csv::ByteRecord::new();
             while let Ok(true) = rdr.read_byte_record(&mut record) {
@@ -155,10 +152,7 @@ pub fn records(
 ) -> Result<Vec<Vec<Option<String>>>, String> {
     match format {
         SeedFormat::Csv => {
-            let mut rdr = csv::ReaderBuilder::new()
-                .has_headers(true)
-                .flexible(true)
-                .from_reader(bytes);
+            let mut rdr = csv_records(bytes);
             let mut out = vec![];
             for (n, record) in rdr.records().enumerate() {
                 let record = record.map_err(|e| format!("row {}: {e}", n + 1))?;
@@ -212,6 +206,15 @@ fn json_record(
             Some(other) => Some(other.to_string()),
         })
         .collect()
+}
+
+/// A CSV reader over a seed's bytes: a header row, and rows that may differ in length (each
+/// caller says what a ragged row means).
+fn csv_records(bytes: &[u8]) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .from_reader(bytes)
 }
 
 /// Compare the file's columns with the declared ones, by name and case-insensitively (order

@@ -41,7 +41,7 @@ fn holder_is_dead(holder: &str) -> bool {
         .rsplit_once(" pid ")
         .and_then(|(me, _)| host(me))
         .is_some_and(|h| Some(h) == host(who));
-    same_host && pid != std::process::id() && !crate::util::process::exists(pid)
+    same_host && !crate::util::process::exists(pid)
 }
 
 /// This process's holder id: who to ask about a held lock.

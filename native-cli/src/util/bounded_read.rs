@@ -16,19 +16,7 @@ pub const TEXT_LIMIT: u64 = 16 * 1024 * 1024;
 /// caller reports with the path: `NotFound` stays `NotFound`; a device, an oversized file or
 /// text that is not UTF-8 is `InvalidData` saying so.
 pub fn read_text(path: &Path) -> std::io::Result<String> {
-    let file = std::fs::File::open(path)?;
-    let invalid = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidData, m);
-    if !file.metadata()?.is_file() {
-        return Err(invalid("it is not a regular file".into()));
-    }
-    let mut bytes = vec![];
-    file.take(TEXT_LIMIT + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > TEXT_LIMIT {
-        return Err(invalid(format!(
-            "it holds more than {} MiB, the most efmesh reads for a project file",
-            TEXT_LIMIT / (1024 * 1024)
-        )));
-    }
+    let bytes = read_limited(path, TEXT_LIMIT)?;
     String::from_utf8(bytes).map_err(|_| invalid("it is not UTF-8 text".into()))
 }
 
@@ -36,22 +24,30 @@ pub fn read_text(path: &Path) -> std::io::Result<String> {
 /// a FIFO, a directory) or holds more than `limit` bytes. The error says which, for a message
 /// that names the file.
 pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
+    read_limited(path, limit).map_err(|e| e.to_string())
+}
+
+/// The one reading loop behind both: open, refuse what is not a regular file, read at most one
+/// byte past `limit` so an oversized file is known without reading all of it.
+fn read_limited(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
     if !meta.is_file() {
-        return Err("it is not a regular file".into());
+        return Err(invalid("it is not a regular file".into()));
     }
     let mut bytes = Vec::with_capacity(meta.len().min(limit) as usize);
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+    file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Err(format!(
+        return Err(invalid(format!(
             "it holds more than {} MiB, the most efmesh reads for it",
             limit / (1024 * 1024)
-        ));
+        )));
     }
     Ok(bytes)
+}
+
+fn invalid(message: String) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, message)
 }
 
 #[cfg(test)]
