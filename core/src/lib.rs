@@ -19,6 +19,7 @@ pub mod naming;
 pub mod passport;
 pub mod quote;
 pub mod reader;
+pub mod type_name;
 pub mod types;
 
 #[cfg(feature = "analysis")]

@@ -161,6 +161,11 @@ impl Manifest {
     /// [`Manifest::parse`] for a manifest that is already a JSON value (a JavaScript object
     /// handed to the WebAssembly reader).
     pub fn from_value(value: serde_json::Value) -> Result<Manifest, ManifestError> {
+        if nests_deeper_than(&value, MAX_MANIFEST_DEPTH) {
+            return Err(ManifestError::Malformed(format!(
+                "it nests deeper than {MAX_MANIFEST_DEPTH} levels; a manifest needs four"
+            )));
+        }
         let version = value
             .get("manifestVersion")
             .and_then(|v| v.as_u64())
@@ -225,6 +230,12 @@ impl Manifest {
         for (i, iv) in self.intervals.iter().enumerate() {
             check_interval(&format!("intervals[{i}]"), iv)?;
         }
+        for (i, c) in self.schema.iter().enumerate() {
+            // a reader writes the type into SQL: only what parses as a type may pass
+            if let Err(why) = crate::type_name::TypeName::parse(&c.sql_type) {
+                return bad(&format!("schema[{i}].type"), format!("`{}`: {why}", c.sql_type));
+            }
+        }
         check_instant("generatedAt", &self.generated_at)?;
         let fr = &self.freshness;
         if let Some(t) = &fr.history_end {
@@ -262,6 +273,28 @@ pub const KINDS: &[&str] = &[
     "SEED",
     "EXTERNAL",
 ];
+
+/// How deeply a manifest may nest. A real one nests four levels; the limit keeps every
+/// recursive reader of the value (serde, and the JavaScript bridge) far from a stack's end.
+pub const MAX_MANIFEST_DEPTH: usize = 64;
+
+/// Whether `value` nests deeper than `limit`, found without recursion so that the check
+/// itself cannot overflow on the value it guards against.
+fn nests_deeper_than(value: &serde_json::Value, limit: usize) -> bool {
+    let mut stack = vec![(value, 1usize)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &serde_json::Value>> = match v {
+            serde_json::Value::Array(a) => Box::new(a.iter()),
+            serde_json::Value::Object(o) => Box::new(o.values()),
+            _ => continue,
+        };
+        if depth > limit {
+            return true;
+        }
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    false
+}
 
 /// Parse a manifest instant: ISO 8601 UTC to the second, `2026-01-31T00:00:00Z`, exactly.
 pub fn parse_instant(s: &str) -> Option<chrono::NaiveDateTime> {
@@ -342,5 +375,31 @@ mod tests {
             Manifest::parse("{}"),
             Err(ManifestError::Malformed(_))
         ));
+    }
+
+    #[test]
+    fn deep_or_crafted_manifests_are_refused_with_the_field() {
+        let deep = format!(
+            "{{\"manifestVersion\": 1, \"x\": {}1{}}}",
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        let err = Manifest::parse(&deep).unwrap_err().to_string();
+        assert!(err.contains("deeper than 64"), "{err}");
+        // deeper than serde_json's own limit: its error, not a crash
+        let deeper = format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(Manifest::parse(&deeper).is_err());
+
+        let mut v = serde_json::json!({
+            "manifestVersion": 1, "model": "m.daily", "fingerprint": "ab".repeat(16),
+            "kind": "FULL", "files": [], "intervals": [], "answerable": "full", "caveats": [],
+            "freshness": {"contiguousThrough": null, "latestInterval": null, "failedIntervals": []},
+            "redacted": [], "generatedAt": "2026-01-01T00:00:00Z",
+            "schema": [{"name": "n", "type": "DECIMAL(18, 3)", "family": "numeric"}]
+        });
+        Manifest::from_value(v.clone()).unwrap();
+        v["schema"][0]["type"] = serde_json::json!("INT) AS n; DROP TABLE t; --");
+        let err = Manifest::from_value(v).unwrap_err().to_string();
+        assert!(err.contains("schema[0].type"), "{err}");
     }
 }

@@ -63,7 +63,7 @@ impl TypeFamily {
 
 /// Type names efmesh knows but does not compare ([`TypeFamily::Any`]): nested, binary, JSON
 /// and network types of DuckDB and PostgreSQL.
-const OTHER_KNOWN: &[&str] = &[
+pub(crate) const OTHER_KNOWN: &[&str] = &[
     "STRUCT",
     "MAP",
     "UNION",
@@ -88,39 +88,10 @@ const OTHER_KNOWN: &[&str] = &[
 /// Why `sql_type` is not a column type efmesh can write into SQL, if it is not: its first
 /// word must be a type DuckDB or PostgreSQL knows (a typo such as `INTEGR` is caught at
 /// `check`, not by the engine mid-apply), and the rest only type syntax (arguments in
-/// parentheses, `[]`, `WITH TIME ZONE`, quoted enum labels), never a statement.
+/// parentheses, `[]`, `WITH TIME ZONE`, quoted field names and enum labels), never a
+/// statement. The grammar is [`crate::type_name::TypeName`].
 pub fn type_problem(sql_type: &str) -> Option<String> {
-    let t = sql_type.trim().to_ascii_uppercase();
-    let base: String = t
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    let known = TypeFamily::of(&base) != TypeFamily::Any || OTHER_KNOWN.contains(&base.as_str());
-    if !known {
-        return Some(format!(
-            "`{}` is not a type DuckDB or PostgreSQL knows",
-            sql_type.trim()
-        ));
-    }
-    let mut depth = 0i32;
-    let mut quoted = false;
-    for c in t.chars() {
-        match c {
-            '\'' => quoted = !quoted,
-            _ if quoted => {}
-            '(' | '[' => depth += 1,
-            ')' | ']' => depth -= 1,
-            c if c.is_ascii_alphanumeric() || matches!(c, '_' | ' ' | ',' | '"' | '.') => {}
-            other => return Some(format!("`{other}` has no place in a column type")),
-        }
-        if depth < 0 {
-            return Some("its parentheses do not balance".into());
-        }
-    }
-    if depth != 0 || quoted {
-        return Some("its parentheses or quotes do not balance".into());
-    }
-    None
+    crate::type_name::TypeName::parse(sql_type).err()
 }
 
 impl std::fmt::Display for TypeFamily {

@@ -64,3 +64,43 @@ test("a manifest without an effective passport falls back to the declared half",
   assert.equal(lake.passportOf(json).declaredOnly, false);
   assert.ok(effective);
 });
+
+test("a crafted column type is refused before anything reaches duckdb-wasm", async () => {
+  const { json } = hospitalLake().manifests["med.moves"];
+  const crafted = structuredClone(json);
+  crafted.schema[0].type = "INTEGER) AS x; DROP TABLE patients; --";
+  assert.throws(
+    () => lake.parseManifest(crafted),
+    (e) => e.code === "EFMESH_MANIFEST_INVALID" && /schema\[0\]\.type/.test(e.message),
+  );
+  // registerModel refuses it before its first call on the database: whatever it is
+  // handed records every call, and none may happen
+  const calls = [];
+  const db = new Proxy({}, { get: (_, name) => (...args) => { calls.push([name, ...args]); } });
+  await assert.rejects(lake.registerModel(db, "http://127.0.0.1:1/m/manifest.json", crafted), (e) => e.code === "EFMESH_MANIFEST_INVALID");
+  assert.deepEqual(calls, []);
+  // a real engine type still parses, and comes back as the manifest wrote it
+  assert.equal(lake.parseManifest(json).schema[0].type, json.schema[0].type);
+});
+
+test("a manifest nested 5,000 deep is refused, twice, and the module keeps working", () => {
+  const { json } = hospitalLake().manifests["med.moves"];
+  let deep = 1;
+  for (let i = 0; i < 5000; i++) deep = { x: deep };
+  let shallow = 1;
+  for (let i = 0; i < 100; i++) shallow = { x: shallow };
+  // deeper than 64 but well within what JavaScript serialises: refused by efmesh's own limit
+  assert.throws(() => lake.parseManifest({ ...json, extra: shallow }), (e) => /deeper than 64/.test(e.message));
+  for (let round = 0; round < 2; round++) {
+    assert.throws(
+      () => lake.parseManifest({ ...json, extra: deep }),
+      (e) => e.code === "EFMESH_MANIFEST_INVALID" && /deeper|recursion|call stack/.test(e.message),
+    );
+    const text = JSON.stringify(json).replace(/}$/, `, "extra": ${"[".repeat(5000)}1${"]".repeat(5000)}}`);
+    assert.throws(() => lake.parseManifest(text), (e) => e.code === "EFMESH_MANIFEST_INVALID" && /recursion|deeper/.test(e.message));
+  }
+  const cyclic = { ...json };
+  cyclic.self = cyclic;
+  assert.throws(() => lake.parseManifest(cyclic), (e) => e.code === "EFMESH_MANIFEST_INVALID");
+  assert.equal(lake.parseManifest(json).model, "med.moves");
+});

@@ -13,6 +13,7 @@ use efmesh_core::manifest::{Manifest, ManifestError};
 use efmesh_core::reader;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 /// The manifest format this reader understands; newer manifests are refused.
 #[wasm_bindgen(js_name = MANIFEST_VERSION)]
@@ -86,21 +87,38 @@ pub fn relation_sql(
     manifest: JsValue,
 ) -> Result<JsValue, JsValue> {
     let m = manifest_from(manifest)?;
-    to_js(&reader::relation_sql(name, &aliases, &m.schema))
+    let relation = reader::relation_sql(name, &aliases, &m.schema)
+        .map_err(|why| error("EFMESH_MANIFEST_INVALID", &format!("malformed manifest: {why}")))?;
+    to_js(&relation)
 }
 
 fn manifest_from(v: JsValue) -> Result<Manifest, JsValue> {
-    let parsed = if let Some(text) = v.as_string() {
-        Manifest::parse(&text)
-    } else {
-        let value: serde_json::Value = serde_wasm_bindgen::from_value(v).map_err(|e| {
-            error(
-                "EFMESH_MANIFEST_INVALID",
-                &format!("malformed manifest: not a JSON object ({e})"),
-            )
-        })?;
-        Manifest::from_value(value)
+    // An object is turned into text by the JavaScript engine, whose JSON.stringify refuses
+    // what it cannot write (cycles, too deep) with an exception, rather than walked by a
+    // recursive bridge: a 5,000-deep object used to overflow the module's stack and leave it
+    // broken for every later call. The text then meets serde_json's nesting limit and ours.
+    let text = match v.as_string() {
+        Some(text) => text,
+        None => js_sys::JSON::stringify(&v)
+            .map_err(|e| {
+                let why = e
+                    .dyn_ref::<js_sys::Error>()
+                    .map(|e| String::from(e.message()))
+                    .unwrap_or_default();
+                error(
+                    "EFMESH_MANIFEST_INVALID",
+                    &format!("malformed manifest: not JSON-serialisable ({why})"),
+                )
+            })?
+            .as_string()
+            .ok_or_else(|| {
+                error(
+                    "EFMESH_MANIFEST_INVALID",
+                    "malformed manifest: not a JSON object",
+                )
+            })?,
     };
+    let parsed = Manifest::parse(&text);
     parsed.map_err(|e| {
         let code = match e {
             ManifestError::Newer { .. } => "EFMESH_MANIFEST_NEWER",

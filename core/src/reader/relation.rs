@@ -6,6 +6,7 @@
 
 use crate::manifest::ManifestColumn;
 use crate::quote::{ident, literal};
+use crate::type_name::TypeName;
 use sha2::{Digest, Sha256};
 
 /// The name under which a reader registers the file at `url`: stable for the URL, so
@@ -29,12 +30,24 @@ pub struct Relation {
 /// the view still has the manifest's columns and no rows, so a query over it answers zero
 /// instead of failing. Every statement replaces what it creates, so running them again for a
 /// newer manifest is safe.
-pub fn relation_sql(name: &str, aliases: &[String], schema: &[ManifestColumn]) -> Relation {
+///
+/// Column types are parsed and printed from the parse ([`TypeName`]), never pasted, since a
+/// manifest comes from wherever the reader fetched it; a type that does not parse is an error
+/// naming the column.
+pub fn relation_sql(
+    name: &str,
+    aliases: &[String],
+    schema: &[ManifestColumn],
+) -> Result<Relation, String> {
     let body = if aliases.is_empty() {
-        let cols: Vec<String> = schema
+        let cols = schema
             .iter()
-            .map(|c| format!("CAST(NULL AS {}) AS {}", c.sql_type, ident(&c.name)))
-            .collect();
+            .map(|c| {
+                let ty = TypeName::parse(&c.sql_type)
+                    .map_err(|why| format!("column `{}` has type `{}`: {why}", c.name, c.sql_type))?;
+                Ok(format!("CAST(NULL AS {ty}) AS {}", ident(&c.name)))
+            })
+            .collect::<Result<Vec<String>, String>>()?;
         let cols = if cols.is_empty() {
             "NULL AS \"empty\"".to_string()
         } else {
@@ -57,10 +70,10 @@ pub fn relation_sql(name: &str, aliases: &[String], schema: &[ManifestColumn]) -
         _ => ident(name),
     };
     statements.push(format!("CREATE OR REPLACE VIEW {qualified} AS {body}"));
-    Relation {
+    Ok(Relation {
         name: qualified,
         statements,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -85,10 +98,10 @@ mod tests {
             family: TypeFamily::Numeric,
         }];
         assert_eq!(
-            relation_sql("m", &[], &schema).statements,
+            relation_sql("m", &[], &schema).unwrap().statements,
             ["CREATE OR REPLACE VIEW \"m\" AS SELECT CAST(NULL AS BIGINT) AS \"n\" WHERE false"]
         );
-        let r = relation_sql("med.moves", &["a.parquet".into()], &schema);
+        let r = relation_sql("med.moves", &["a.parquet".into()], &schema).unwrap();
         assert_eq!(r.name, "\"med\".\"moves\"");
         assert_eq!(
             r.statements,
@@ -96,6 +109,22 @@ mod tests {
                 "CREATE SCHEMA IF NOT EXISTS \"med\"",
                 "CREATE OR REPLACE VIEW \"med\".\"moves\" AS SELECT * FROM read_parquet(['a.parquet'], union_by_name = true)"
             ]
+        );
+    }
+
+    #[test]
+    fn a_crafted_column_type_never_reaches_sql() {
+        let col = |t: &str| ManifestColumn {
+            name: "n".into(),
+            sql_type: t.into(),
+            family: TypeFamily::Any,
+        };
+        let err = relation_sql("m", &[], &[col("INT) AS n; DROP TABLE t; --")]).unwrap_err();
+        assert!(err.contains("column `n`"), "{err}");
+        let ok = relation_sql("m", &[], &[col("decimal(18,3)")]).unwrap();
+        assert_eq!(
+            ok.statements,
+            ["CREATE OR REPLACE VIEW \"m\" AS SELECT CAST(NULL AS DECIMAL(18, 3)) AS \"n\" WHERE false"]
         );
     }
 }
