@@ -270,7 +270,7 @@ impl Config {
                     // `${VAR}` resolves here as in every other string (a secret's token)
                     toml::Value::String(s) => {
                         let s = cx.expand(s, Location::file_only(file));
-                        format!("'{}'", s.replace('\'', "''"))
+                        crate::quote::literal(&s)
                     }
                     toml::Value::Integer(i) => i.to_string(),
                     toml::Value::Float(f) => f.to_string(),

@@ -233,7 +233,10 @@ impl Manifest {
         for (i, c) in self.schema.iter().enumerate() {
             // a reader writes the type into SQL: only what parses as a type may pass
             if let Err(why) = crate::type_name::TypeName::parse(&c.sql_type) {
-                return bad(&format!("schema[{i}].type"), format!("`{}`: {why}", c.sql_type));
+                return bad(
+                    &format!("schema[{i}].type"),
+                    format!("`{}`: {why}", c.sql_type),
+                );
             }
         }
         check_instant("generatedAt", &self.generated_at)?;

@@ -95,12 +95,12 @@ pub fn render_model(
             _ => Some(Relation::Name(match target {
                 RelationTarget::Environment(env) => {
                     let (s, t) = naming::view_name(env, &parent.name);
-                    format!("{s}.{t}")
+                    crate::quote::relation(&s, &t)
                 }
                 RelationTarget::Physical(names) => {
                     names.get(&parent.name).cloned().unwrap_or_else(|| {
                         let (s, t) = naming::physical_name(&parent.name, &project.fingerprints[p]);
-                        format!("{s}.{t}")
+                        crate::quote::relation(&s, &t)
                     })
                 }
                 // mapped and EMBEDDED models returned above: the rest stay as written

@@ -13,11 +13,41 @@ pub fn ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
 }
 
+/// One part of a relation's name as SQL: a plain identifier as itself, so each engine folds
+/// its case exactly as it does for what users write (PostgreSQL lowers it, DuckDB matches it
+/// case-insensitively), and anything else quoted. Every engine, view and physical name
+/// efmesh writes goes through here, so a name that slipped past `check` is still one name.
+pub fn name_part(s: &str) -> String {
+    if crate::naming::plain_ident(s) {
+        s.to_string()
+    } else {
+        ident(s)
+    }
+}
+
+/// `schema.table` as SQL, each part through [`name_part`].
+pub fn relation(schema: &str, table: &str) -> String {
+    format!("{}.{}", name_part(schema), name_part(table))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn quotes_are_doubled() {
         assert_eq!(super::literal("it's"), "'it''s'");
         assert_eq!(super::ident("a\"b"), "\"a\"\"b\"");
+    }
+
+    #[test]
+    fn relation_parts_are_plain_or_quoted_never_pasted() {
+        assert_eq!(
+            super::relation("_efmesh", "med__moves__0123abcd"),
+            "_efmesh.med__moves__0123abcd"
+        );
+        assert_eq!(
+            super::relation("raw", "x as select 1; drop table y"),
+            "raw.\"x as select 1; drop table y\""
+        );
+        assert_eq!(super::relation("a\"b", "2x"), "\"a\"\"b\".\"2x\"");
     }
 }

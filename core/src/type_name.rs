@@ -90,7 +90,9 @@ impl fmt::Display for TypeName {
             Args::Numbers(n) => f.write_str(&list(n.iter().map(u64::to_string).collect()))?,
             Args::Types(t) => f.write_str(&list(t.iter().map(ToString::to_string).collect()))?,
             Args::Fields(fs) => f.write_str(&list(
-                fs.iter().map(|(n, t)| format!("{} {t}", ident(n))).collect(),
+                fs.iter()
+                    .map(|(n, t)| format!("{} {t}", ident(n)))
+                    .collect(),
             ))?,
             Args::Labels(l) => f.write_str(&list(l.iter().map(|s| literal(s)).collect()))?,
         }
@@ -125,7 +127,10 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
             chars.next();
         } else if c.is_ascii_alphabetic() || c == '_' {
             let mut w = String::new();
-            while let Some(&c) = chars.peek().filter(|c| c.is_ascii_alphanumeric() || **c == '_') {
+            while let Some(&c) = chars
+                .peek()
+                .filter(|c| c.is_ascii_alphanumeric() || **c == '_')
+            {
                 w.push(c);
                 chars.next();
             }
@@ -226,7 +231,9 @@ impl Parser {
         };
         let base = first.to_ascii_uppercase();
         if TypeFamily::of(&base) == TypeFamily::Any && !OTHER_KNOWN.contains(&base.as_str()) {
-            return Err(format!("`{first}` is not a type DuckDB or PostgreSQL knows"));
+            return Err(format!(
+                "`{first}` is not a type DuckDB or PostgreSQL knows"
+            ));
         }
         let mut words = vec![base.clone()];
         self.following_words(&mut words)?;
@@ -277,7 +284,9 @@ impl Parser {
                     let name = match self.next() {
                         Some(Token::Word(w)) => w,
                         Some(Token::Quoted(q)) => q,
-                        Some(t) => return Err(format!("expected a field name, found {}", describe(&t))),
+                        Some(t) => {
+                            return Err(format!("expected a field name, found {}", describe(&t)))
+                        }
                         None => return Err("expected a field name, found the end".into()),
                     };
                     fs.push((name, self.type_name(depth + 1)?));
@@ -285,7 +294,9 @@ impl Parser {
                 Args::Types(ts) => ts.push(self.type_name(depth + 1)?),
                 Args::Labels(ls) => match self.next() {
                     Some(Token::Str(s)) => ls.push(s),
-                    Some(t) => return Err(format!("expected a quoted label, found {}", describe(&t))),
+                    Some(t) => {
+                        return Err(format!("expected a quoted label, found {}", describe(&t)))
+                    }
                     None => return Err("expected a quoted label, found the end".into()),
                 },
                 Args::Numbers(ns) => match self.next() {
@@ -312,15 +323,23 @@ mod tests {
     use super::*;
 
     fn round(t: &str) -> String {
-        TypeName::parse(t).unwrap_or_else(|e| panic!("{t}: {e}")).to_string()
+        TypeName::parse(t)
+            .unwrap_or_else(|e| panic!("{t}: {e}"))
+            .to_string()
     }
 
     #[test]
     fn real_types_print_back_as_type_syntax() {
         assert_eq!(round("integer"), "INTEGER");
         assert_eq!(round("DECIMAL(18,3)"), "DECIMAL(18, 3)");
-        assert_eq!(round("timestamp with time zone"), "TIMESTAMP WITH TIME ZONE");
-        assert_eq!(round("TIMESTAMP(3) WITHOUT TIME ZONE"), "TIMESTAMP(3) WITHOUT TIME ZONE");
+        assert_eq!(
+            round("timestamp with time zone"),
+            "TIMESTAMP WITH TIME ZONE"
+        );
+        assert_eq!(
+            round("TIMESTAMP(3) WITHOUT TIME ZONE"),
+            "TIMESTAMP(3) WITHOUT TIME ZONE"
+        );
         assert_eq!(round("double precision"), "DOUBLE PRECISION");
         assert_eq!(round("character varying(10)"), "CHARACTER VARYING(10)");
         assert_eq!(round("VARCHAR[]"), "VARCHAR[]");
@@ -330,7 +349,10 @@ mod tests {
             round("STRUCT(a INTEGER, \"b \"\"c\" STRUCT(d VARCHAR)[])"),
             "STRUCT(\"a\" INTEGER, \"b \"\"c\" STRUCT(\"d\" VARCHAR)[])"
         );
-        assert_eq!(round("ENUM('a', 'it''s; DROP')"), "ENUM('a', 'it''s; DROP')");
+        assert_eq!(
+            round("ENUM('a', 'it''s; DROP')"),
+            "ENUM('a', 'it''s; DROP')"
+        );
         // what is printed parses to the same thing
         let t = "STRUCT(\"x;y\" MAP(TEXT, ENUM('p')))";
         assert_eq!(round(&round(t)), round(t));

@@ -146,6 +146,37 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: CASES, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Whatever a name holds, the one quoting function makes it exactly one relation in a real
+    /// DuckDB: the table created is the one named, and nothing else comes into being.
+    #[test]
+    fn any_name_through_the_quoting_function_is_one_relation(
+        schema in prop_oneof!["\\PC{1,16}", "[a-z\"'; ().-]{1,12}", Just("_efmesh".to_string())],
+        table in prop_oneof!["\\PC{1,16}", "x\"? as select 1; create table pwned as select 42 as v; create table y\"?"],
+    ) {
+        let db = duckdb::Connection::open_in_memory().unwrap();
+        let quote = efmesh_core::quote::name_part;
+        let relation = efmesh_core::quote::relation(&schema, &table);
+        db.execute_batch(&format!(
+            "CREATE SCHEMA IF NOT EXISTS {}; CREATE TABLE {relation} AS SELECT 1 AS v",
+            quote(&schema)
+        ))
+        .unwrap();
+        let mut names = db
+            .prepare("SELECT table_schema, table_name FROM information_schema.tables")
+            .unwrap();
+        let found: Vec<(String, String)> = names
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        prop_assert_eq!(found.len(), 1, "{:?}", found);
+        prop_assert!(found[0].0.eq_ignore_ascii_case(&schema) && found[0].1.eq_ignore_ascii_case(&table), "{:?}", found);
+    }
+}
+
 /// The inputs that once crashed efmesh (issue 20), kept as fixed cases.
 #[test]
 fn the_crashes_of_the_red_team_pass_stay_fixed() {

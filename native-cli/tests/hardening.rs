@@ -5,6 +5,7 @@
 mod common;
 use common::*;
 use efmesh::engine::duckdb::DuckDbEngine;
+use efmesh::engine::Engine as _;
 use serde_json::Value;
 use std::path::Path;
 
@@ -792,4 +793,90 @@ fn a_moved_project_keeps_reading_its_lake() {
         Some(0)
     );
     std::fs::rename(&to, p.path()).unwrap();
+}
+
+/// `status dev --deep --json`: its exit code with `--check` and the mismatches as
+/// `(kind, object)`.
+fn deep(dir: &Path, now: &str) -> (i32, Vec<(String, String)>) {
+    let out = at(dir, now, &["status", "dev", "--check", "--deep", "--json"]);
+    let v = json(&out.stdout);
+    let all = v["mismatches"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|m| {
+            (
+                m["kind"].as_str().unwrap().to_string(),
+                m["object"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (out.status.code().unwrap(), all)
+}
+
+#[test]
+fn status_deep_reports_every_mismatch_and_fails_check_only_for_served_data() {
+    let p = lake_pair();
+    let now = "2026-01-06T00:00:00Z";
+    assert!(at(p.path(), now, &["apply", "dev", "--yes"])
+        .status
+        .success());
+    assert_eq!(deep(p.path(), now), (0, vec![]));
+    let plain = json(&at(p.path(), now, &["status", "dev", "--json"]).stdout);
+    assert!(plain.get("mismatches").is_none(), "{plain}");
+
+    // debris: a table no state knows, a staging leftover, a file no manifest names
+    let cfg = efmesh_core::config::Config::defaults("t").engine;
+    let sql = |s: &str| {
+        DuckDbEngine::open(p.path(), "efmesh.duckdb", &cfg)
+            .unwrap()
+            .execute("test", s)
+            .unwrap();
+    };
+    sql("CREATE TABLE _efmesh.m__gone__deadbeef AS SELECT 1 AS v");
+    sql("CREATE TABLE _efmesh.efmesh_stage_0123abcd AS SELECT 1 AS v");
+    let version = std::fs::read_dir(p.path().join("lake/m/daily"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("fp="))
+        .unwrap()
+        .path();
+    std::fs::write(version.join("stray.parquet.tmp"), b"half").unwrap();
+    let (code, all) = deep(p.path(), now);
+    let kinds: Vec<&str> = all.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(code, 0, "debris serves nothing: {all:?}");
+    assert_eq!(
+        kinds,
+        ["leftover-stage", "stray-table", "unlisted-file"],
+        "{all:?}"
+    );
+    assert_eq!(all[1].1, "_efmesh.m__gone__deadbeef");
+    assert!(all[2].1.ends_with("stray.parquet.tmp"), "{all:?}");
+
+    // served data gone wrong: a view repointed, a view dropped, a file of another size
+    sql("CREATE OR REPLACE VIEW dev__m.total AS SELECT 0 AS n");
+    sql("DROP VIEW dev__m.daily");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(version.join("manifest.json")).unwrap()).unwrap();
+    let first = manifest["files"][0]["path"].as_str().unwrap().to_string();
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(version.join(&first))
+        .unwrap();
+    f.set_len(f.metadata().unwrap().len() + 7).unwrap();
+    let (code, all) = deep(p.path(), now);
+    assert_eq!(code, 1, "{all:?}");
+    for (kind, object) in [
+        ("missing-view", "dev__m.daily"),
+        ("stale-view", "dev__m.total"),
+        ("file-size", first.as_str()),
+    ] {
+        assert!(
+            all.iter().any(|(k, o)| k == kind && o.ends_with(object)),
+            "{kind} {object}: {all:?}"
+        );
+    }
+    let text = String::from_utf8_lossy(&at(p.path(), now, &["status", "dev", "--deep"]).stdout)
+        .to_string();
+    assert!(text.contains("deep check: 6 mismatch(es)"), "{text}");
 }

@@ -240,6 +240,52 @@ fn a_hospital_project_on_postgresql_applies_promotes_restates_and_runs() {
     );
     assert!(v["auditsRun"].as_u64().unwrap() >= 3, "{v}");
     assert_eq!(pg_one(&url, "SELECT count(*) FROM dev__med.moves"), "60");
+    // `status --deep` against PostgreSQL's own catalog: it agrees, then sees debris and a
+    // repointed view, and only the view makes the check fail
+    let deep = |code: i32| -> Vec<(String, String)> {
+        let out = efmesh(p.path())
+            .env("EFMESH_NOW", "2026-01-11T00:00:00Z")
+            .args(["status", "dev", "--check", "--deep", "--json"])
+            .output()
+            .unwrap();
+        let v = json(&out.stdout);
+        assert_eq!(out.status.code(), Some(code), "{v}");
+        v["mismatches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["kind"].as_str().unwrap().into(),
+                    m["object"].as_str().unwrap().into(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(deep(0), vec![]);
+    pg_exec(
+        &url,
+        "CREATE TABLE _efmesh.med__gone__deadbeef AS SELECT 1 AS v",
+    );
+    assert_eq!(
+        deep(0),
+        vec![("stray-table".into(), "_efmesh.med__gone__deadbeef".into())]
+    );
+    pg_exec(&url, "DROP TABLE _efmesh.med__gone__deadbeef");
+    let moves_view = pg_one(&url, "SELECT view_definition FROM information_schema.views WHERE table_schema = 'dev__med' AND table_name = 'moves'");
+    pg_exec(
+        &url,
+        "DROP VIEW dev__med.moves; CREATE VIEW dev__med.moves AS SELECT 1 AS x",
+    );
+    assert_eq!(
+        deep(1),
+        vec![("stale-view".into(), "dev__med.moves".into())]
+    );
+    pg_exec(
+        &url,
+        &format!("DROP VIEW dev__med.moves; CREATE VIEW dev__med.moves AS {moves_view}"),
+    );
+    assert_eq!(deep(0), vec![]);
     assert_eq!(
         pg_one(&url, "SELECT count(*) FROM dev__med.moves_enriched"),
         "60"

@@ -87,8 +87,12 @@ pub fn relation_sql(
     manifest: JsValue,
 ) -> Result<JsValue, JsValue> {
     let m = manifest_from(manifest)?;
-    let relation = reader::relation_sql(name, &aliases, &m.schema)
-        .map_err(|why| error("EFMESH_MANIFEST_INVALID", &format!("malformed manifest: {why}")))?;
+    let relation = reader::relation_sql(name, &aliases, &m.schema).map_err(|why| {
+        error(
+            "EFMESH_MANIFEST_INVALID",
+            &format!("malformed manifest: {why}"),
+        )
+    })?;
     to_js(&relation)
 }
 

@@ -19,7 +19,7 @@ pub fn swap(d: &dyn SqlDialect, plan: &Plan, names: &HashMap<String, String>) ->
             .is_some_and(|p| plan.missing_physics.contains(p));
         let changed = a.category != Category::Unchanged || rebuilt;
         let (vs, vt) = naming::view_name(&plan.env, &a.model);
-        let view = format!("{vs}.{vt}");
+        let view = crate::quote::relation(&vs, &vt);
         match (&a.physical_fingerprint, a.category) {
             (_, Category::Removed) => statements.push(d.drop(RelationKind::View, &view, true)),
             (Some(_), _) if changed => {

@@ -75,7 +75,7 @@ impl std::fmt::Display for Term {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.kind {
             TermKind::Ident(s, _) | TermKind::Number(s) | TermKind::Op(s) => f.write_str(s),
-            TermKind::Str(s) => write!(f, "'{}'", s.replace('\'', "''")),
+            TermKind::Str(s) => f.write_str(&crate::quote::literal(s)),
             TermKind::Tuple(items) => write!(f, "({})", join_items(items)),
             TermKind::Array(items) => write!(f, "[{}]", join_items(items)),
         }

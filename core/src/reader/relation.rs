@@ -43,8 +43,9 @@ pub fn relation_sql(
         let cols = schema
             .iter()
             .map(|c| {
-                let ty = TypeName::parse(&c.sql_type)
-                    .map_err(|why| format!("column `{}` has type `{}`: {why}", c.name, c.sql_type))?;
+                let ty = TypeName::parse(&c.sql_type).map_err(|why| {
+                    format!("column `{}` has type `{}`: {why}", c.name, c.sql_type)
+                })?;
                 Ok(format!("CAST(NULL AS {ty}) AS {}", ident(&c.name)))
             })
             .collect::<Result<Vec<String>, String>>()?;

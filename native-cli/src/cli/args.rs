@@ -153,6 +153,11 @@ pub enum Command {
         /// report is printed either way. Awaiting a human, a held lock and lag are healthy.
         #[arg(long)]
         check: bool,
+        /// Also compare every view, physical table and lake file with the state and report
+        /// each mismatch (a stale view, a stray table, a file of the wrong size, a file no
+        /// manifest names); the ones that affect served data make `--check` fail.
+        #[arg(long)]
+        deep: bool,
         /// Print one JSON object on stdout.
         #[arg(long)]
         json: bool,

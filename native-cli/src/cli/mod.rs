@@ -95,7 +95,12 @@ pub fn run(cli: Cli) -> ExitCode {
                 commands::run::run(&dir, &env, &exec, json, logging)
             })
         }
-        Command::Status { env, check, json } => commands::status::run(&dir, &env, check, json),
+        Command::Status {
+            env,
+            check,
+            deep,
+            json,
+        } => commands::status::run(&dir, &env, check, deep, json),
         Command::Passport { env, json } => commands::passport::run(&dir, &env, json),
         Command::Audit { env, model, json } => commands::audit::run(&dir, &env, &model, json),
         Command::Restate {

@@ -327,9 +327,9 @@ impl Engine for DuckDbEngine {
     fn table_columns(&mut self, qualified: &str) -> Result<Vec<(String, String)>, EngineError> {
         let (schema, table) = qualified.split_once('.').unwrap_or(("main", qualified));
         self.pairs(&format!(
-            "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = '{}' AND table_name = '{}' ORDER BY ordinal_position",
-            schema.replace('\'', "''"),
-            table.replace('\'', "''")
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = {} AND table_name = {} ORDER BY ordinal_position",
+            efmesh_core::quote::literal(schema),
+            efmesh_core::quote::literal(table)
         ))
     }
 }

@@ -76,7 +76,7 @@ pub fn os_user() -> String {
 }
 
 fn qualified((schema, table): (String, String)) -> String {
-    format!("{schema}.{table}")
+    efmesh_core::quote::relation(&schema, &table)
 }
 
 /// Physics the plan rebuilds because it was missing holds nothing, whatever the state says:

@@ -188,7 +188,10 @@ impl Materializer for Lake<'_> {
                 .map_err(WriteError::Other);
         }
         lake.dir(b.i).map_err(WriteError::Other)?;
-        let stage = format!("{PHYSICAL_SCHEMA}.efmesh_stage_{}", naming::fp8(b.pfp));
+        let stage = efmesh_core::quote::relation(
+            PHYSICAL_SCHEMA,
+            &format!("efmesh_stage_{}", naming::fp8(b.pfp)),
+        );
         let sql = (b.create)(&stage).map_err(WriteError::Other)?;
         let target = audits::Target {
             relation: &stage,

@@ -86,7 +86,7 @@ pub fn audit_env(
     }
     let view = |n: &str| {
         let (s, t) = naming::view_name(env, n);
-        format!("{s}.{t}")
+        efmesh_core::quote::relation(&s, &t)
     };
     let resolve_ref = |n: &str| -> Option<Relation> {
         let m = project.model(n)?;

@@ -90,7 +90,7 @@ pub fn run(
             .filter(|d| d.exists());
         let item = Collected {
             model: p.model.clone(),
-            table: format!("{schema}.{table}"),
+            table: efmesh_core::quote::relation(&schema, &table),
             orphaned_at: p.orphaned_at.map(|t| t.to_rfc3339()),
             files: folder.as_ref().map(VersionDir::url),
         };

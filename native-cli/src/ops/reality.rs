@@ -141,3 +141,208 @@ pub fn all_served(
         })
         .collect()
 }
+
+/// One way the engine, the lake and the state disagree beyond missing physics, as
+/// `status --deep` reports it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Mismatch {
+    /// What kind of disagreement.
+    pub kind: MismatchKind,
+    /// The relation or file it is about.
+    pub object: String,
+    /// What is wrong and what to do, one sentence.
+    pub what: String,
+}
+
+/// The kinds of [`Mismatch`]. The first three mean served data is wrong or unreachable, so
+/// they make `status --check --deep` unhealthy; the rest are debris that serves nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MismatchKind {
+    /// An environment's view of a served model is not in the engine.
+    MissingView,
+    /// An environment's view reads some other relation than the version the state pins.
+    StaleView,
+    /// A file the manifest names has another size than the manifest says.
+    FileSize,
+    /// A table in the physical schema that no state record knows.
+    StrayTable,
+    /// A staging table an interrupted apply left.
+    LeftoverStage,
+    /// A file in a served version's folder that its manifest does not name.
+    UnlistedFile,
+}
+
+impl MismatchKind {
+    /// Whether it means served data is wrong or unreachable.
+    pub fn serves_wrong(self) -> bool {
+        matches!(
+            self,
+            MismatchKind::MissingView | MismatchKind::StaleView | MismatchKind::FileSize
+        )
+    }
+}
+
+/// Everything `status --deep` compares beyond [`missing_in_engine`] and [`missing_in_lake`]:
+/// every served model's view against the version the state pins, every table in the
+/// physical schema against the physics the state knows (`known`), and every file in a served
+/// parquet version's folders against its manifest, size included. A catalog query per
+/// kind and a listing per folder: too slow for every plan, cheap for an operator's check.
+pub fn deep_mismatches(
+    project: &Project,
+    env: &str,
+    pointers: &BTreeMap<String, Pointer>,
+    known: &HashSet<String>,
+    engine: &mut dyn Engine,
+    lake: Option<&Arc<dyn LakeStore>>,
+) -> Result<Vec<Mismatch>, Error> {
+    let mut out = vec![];
+    let d = engine.dialect();
+    let views = engine.query(
+        "looking up environment views",
+        "SELECT table_schema, table_name, view_definition FROM information_schema.views",
+        None,
+    )?;
+    let views: BTreeMap<(String, String), String> = views
+        .rows
+        .into_iter()
+        .filter_map(|r| {
+            let mut r = r.into_iter();
+            let (s, t, v) = (
+                r.next()??,
+                r.next()??,
+                r.next().flatten().unwrap_or_default(),
+            );
+            Some(((s.to_lowercase(), t.to_lowercase()), v.to_lowercase()))
+        })
+        .collect();
+    for m in project
+        .models
+        .iter()
+        .filter(|m| efmesh_core::plan::has_physics(&m.kind))
+    {
+        let Some(p) = pointers.get(&m.name) else {
+            continue;
+        };
+        let (vs, vt) = naming::view_name(env, &m.name);
+        let view = efmesh_core::quote::relation(&vs, &vt);
+        let (_, physical) = naming::physical_name(&m.name, &p.physical_fingerprint);
+        match views.get(&(vs.to_lowercase(), vt.to_lowercase())) {
+            None => out.push(Mismatch {
+                kind: MismatchKind::MissingView,
+                object: view,
+                what: format!(
+                    "`{env}` serves `{}` but its view is not in {}; `efmesh apply {env}` recreates it",
+                    m.name,
+                    engine.name()
+                ),
+            }),
+            Some(def) if !def.contains(&physical.to_lowercase()) => out.push(Mismatch {
+                kind: MismatchKind::StaleView,
+                object: view,
+                what: format!(
+                    "the view does not read `{}.{physical}`, the version the state pins; `efmesh apply {env}` repoints it",
+                    naming::PHYSICAL_SCHEMA
+                ),
+            }),
+            Some(_) => {}
+        }
+    }
+
+    let tables = engine.query(
+        "looking up physical tables",
+        &format!(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = {} ORDER BY table_name",
+            d.literal(naming::PHYSICAL_SCHEMA)
+        ),
+        None,
+    )?;
+    let known8: HashSet<&str> = known.iter().map(|f| naming::fp8(f)).collect();
+    for table in tables.rows.into_iter().flatten().flatten() {
+        let object = efmesh_core::quote::relation(naming::PHYSICAL_SCHEMA, &table);
+        if table.starts_with("efmesh_stage_") {
+            out.push(Mismatch {
+                kind: MismatchKind::LeftoverStage,
+                object,
+                what: "an interrupted apply left this staging table; the next apply of its model replaces it, or drop it".into(),
+            });
+        } else if !table
+            .rsplit_once("__")
+            .is_some_and(|(_, fp8)| known8.contains(fp8))
+        {
+            out.push(Mismatch {
+                kind: MismatchKind::StrayTable,
+                object,
+                what: "no state record knows this table, so the janitor never collects it; drop it if nothing outside efmesh reads it".into(),
+            });
+        }
+    }
+
+    if let Some(lake) = lake {
+        for m in project
+            .models
+            .iter()
+            .filter(|m| m.target == Target::Parquet)
+        {
+            let Some(p) = pointers.get(&m.name) else {
+                continue;
+            };
+            let dir = VersionDir::new(lake.clone(), &m.name, &p.physical_fingerprint);
+            // a missing or unreadable manifest is missing physics, reported already
+            let Ok(Some(manifest)) = dir.manifest() else {
+                continue;
+            };
+            let named: BTreeMap<String, &efmesh_core::manifest::ManifestFile> = manifest
+                .files
+                .iter()
+                .map(|f| (dir.file(&f.path), f))
+                .collect();
+            let mut folders: std::collections::BTreeSet<String> =
+                [dir.key.clone()].into_iter().collect();
+            folders.extend(
+                named
+                    .keys()
+                    .filter_map(|k| k.rsplit_once('/').map(|(d, _)| d.to_string())),
+            );
+            let manifest_key = dir.file(efmesh_core::manifest::MANIFEST_FILE);
+            for folder in folders {
+                for e in lake.list(&folder)? {
+                    match named.get(&e.key) {
+                        Some(f) if f.bytes != e.size => out.push(Mismatch {
+                            kind: MismatchKind::FileSize,
+                            object: lake.url(&e.key),
+                            what: format!(
+                                "the manifest says {} bytes, the file has {}; {}",
+                                f.bytes,
+                                e.size,
+                                match &f.interval {
+                                    Some(i) => format!(
+                                        "`efmesh restate {env} --model {} --from {} --to {}` recomputes it",
+                                        m.name, i.start, i.end
+                                    ),
+                                    None => format!(
+                                        "remove `{}` and `efmesh apply {env}` rebuilds the version",
+                                        lake.url(&manifest_key)
+                                    ),
+                                }
+                            ),
+                        }),
+                        Some(_) => {}
+                        None if e.key == manifest_key => {}
+                        None => out.push(Mismatch {
+                            kind: MismatchKind::UnlistedFile,
+                            object: lake.url(&e.key),
+                            what: if e.key.ends_with(".tmp") {
+                                "an interrupted write left this file; the next successful run sweeps it".into()
+                            } else {
+                                "the manifest does not name this file, so no reader sees it; delete it if nothing outside efmesh wrote it".into()
+                            },
+                        }),
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}

@@ -79,7 +79,12 @@ pub struct StatusReport {
     /// Served versions whose physics is not where the state says (a dropped table, a lost
     /// manifest, a deleted database file): served data that is not there.
     pub missing_physics: Vec<crate::ops::reality::MissingPhysics>,
-    /// No failed intervals, no missing physics, and the last tick did not end in error.
+    /// With `--deep`: every other way the engine, the lake and the state disagree (views,
+    /// stray tables, file sizes, unlisted files); absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mismatches: Option<Vec<crate::ops::reality::Mismatch>>,
+    /// No failed intervals, no missing physics, no deep mismatch that serves wrong data, and
+    /// the last tick did not end in error.
     pub healthy: bool,
     /// Why it is not healthy, one sentence each.
     pub problems: Vec<String>,
@@ -185,6 +190,7 @@ pub fn status(
         recent_runs,
         lock,
         missing_physics: vec![],
+        mismatches: None,
         healthy: problems.is_empty(),
         problems,
     })
@@ -243,6 +249,26 @@ impl std::fmt::Display for StatusReport {
         }
         for fi in &self.failed_intervals {
             writeln!(f, "failed: {} [{}, {})", fi.model, fi.start, fi.end)?;
+        }
+        for m in &self.missing_physics {
+            writeln!(f, "missing: {} ({})", m.model, m.what)?;
+        }
+        match &self.mismatches {
+            Some(all) if all.is_empty() => writeln!(f, "deep check: engine, lake and state agree")?,
+            Some(all) => {
+                writeln!(f, "deep check: {} mismatch(es):", all.len())?;
+                for m in all {
+                    let kind = serde_json::to_value(m.kind).unwrap_or_default();
+                    writeln!(
+                        f,
+                        "  {:<15} {}: {}",
+                        kind.as_str().unwrap_or("?"),
+                        m.object,
+                        m.what
+                    )?;
+                }
+            }
+            None => {}
         }
         if !self.recent_runs.is_empty() {
             writeln!(f, "recent ticks:")?;

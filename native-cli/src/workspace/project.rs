@@ -368,8 +368,9 @@ impl Efmesh {
         crate::ops::run::run(self, env, opts)
     }
 
-    /// Whether `env` is healthy, and why not.
-    pub fn status(&self, env: &str) -> Result<crate::ops::status::StatusReport, Error> {
+    /// Whether `env` is healthy, and why not; `deep` also compares every view, physical
+    /// table and lake file with the state (`status --deep`).
+    pub fn status(&self, env: &str, deep: bool) -> Result<crate::ops::status::StatusReport, Error> {
         naming::validate_env(env).map_err(|e| Error::Argument {
             message: e.to_string(),
             help: None,
@@ -393,6 +394,28 @@ impl Efmesh {
             report.healthy = false;
         }
         report.missing_physics = missing;
+        if deep && !pointers.is_empty() && self.backends.engine.missing_database().is_none() {
+            let known = state.built_physics()?;
+            let mut engine = self.engine()?;
+            let all = crate::ops::reality::deep_mismatches(
+                self.project_for(env)?.as_ref(),
+                env,
+                &pointers,
+                &known,
+                engine.as_mut(),
+                self.backends.lake.as_ref(),
+            )?;
+            let wrong = all.iter().filter(|m| m.kind.serves_wrong()).count();
+            if wrong > 0 {
+                report.problems.push(format!(
+                    "{wrong} deep mismatch(es) affect served data; see the deep check below"
+                ));
+                report.healthy = false;
+            }
+            report.mismatches = Some(all);
+        } else if deep {
+            report.mismatches = Some(vec![]);
+        }
         Ok(report)
     }
 

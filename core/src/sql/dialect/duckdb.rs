@@ -16,7 +16,10 @@ impl SqlDialect for DuckDb {
         format!("CAST('{}' AS TIMESTAMP)", t.format("%Y-%m-%d %H:%M:%S"))
     }
     fn create_schema(&self, schema: &str) -> String {
-        format!("CREATE SCHEMA IF NOT EXISTS {schema}")
+        format!(
+            "CREATE SCHEMA IF NOT EXISTS {}",
+            crate::quote::name_part(schema)
+        )
     }
     fn replace_table(&self, table: &str, select: &str) -> String {
         format!("CREATE OR REPLACE TABLE {table} AS {select}")

@@ -49,8 +49,10 @@ pub trait SqlDialect: Send + Sync + std::fmt::Debug {
     }
     /// A timestamp literal for an interval edge.
     fn timestamp(&self, t: NaiveDateTime) -> String;
-    /// Create a schema unless it exists.
+    /// Create a schema unless it exists (`schema` is a bare name; the builder quotes it).
     fn create_schema(&self, schema: &str) -> String;
+    // The builders below take a relation already written as SQL: every caller makes it with
+    // `quote::relation`, the one place a name becomes SQL.
     /// Create or replace table `table` with the rows of `select`.
     fn replace_table(&self, table: &str, select: &str) -> String;
     /// Create or replace view `view` over `select`.

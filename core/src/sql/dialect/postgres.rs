@@ -33,7 +33,10 @@ impl SqlDialect for Postgres {
         format!("CAST('{}' AS TIMESTAMP)", t.format("%Y-%m-%d %H:%M:%S"))
     }
     fn create_schema(&self, schema: &str) -> String {
-        format!("CREATE SCHEMA IF NOT EXISTS {schema}")
+        format!(
+            "CREATE SCHEMA IF NOT EXISTS {}",
+            crate::quote::name_part(schema)
+        )
     }
     /// Views an environment serves depend on the table, so it is never dropped: created empty
     /// when missing, else emptied, then filled, in the caller's transaction.

@@ -6,8 +6,8 @@ use crate::Efmesh;
 use std::path::Path;
 
 /// Run `efmesh status`.
-pub(crate) fn run(dir: &Path, env: &str, check: bool, json: bool) -> Exit {
-    match Efmesh::open(dir).and_then(|p| p.status(env)) {
+pub(crate) fn run(dir: &Path, env: &str, check: bool, deep: bool, json: bool) -> Exit {
+    match Efmesh::open(dir).and_then(|p| p.status(env, deep)) {
         Err(e) => fail(e, json),
         Ok(r) => {
             let code = if check && !r.healthy {
