@@ -71,7 +71,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Model>, Diagnostic> {
                     Location::file_only(file),
                 ));
             };
-            if let Some(why) = crate::types::type_problem(v) {
+            if let Some(why) = crate::type_name::type_problem(v) {
                 return Err(Diagnostic::at(
                     Problem::ExternalYaml {
                         message: format!("column `{k}` of `{name}`: {why}"),

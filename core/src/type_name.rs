@@ -13,6 +13,15 @@ use crate::quote::{ident, literal};
 use crate::types::{TypeFamily, OTHER_KNOWN};
 use std::fmt;
 
+/// Why `sql_type` is not a column type efmesh can write into SQL, if it is not: its first
+/// word must be a type DuckDB or PostgreSQL knows (a typo such as `INTEGR` is caught at
+/// `check`, not by the engine mid-apply), and the rest only type syntax (arguments in
+/// parentheses, `[]`, `WITH TIME ZONE`, quoted field names and enum labels), never a
+/// statement. The grammar is [`TypeName`].
+pub fn type_problem(sql_type: &str) -> Option<String> {
+    TypeName::parse(sql_type).err()
+}
+
 /// How deeply types may nest (`STRUCT(a STRUCT(b ...))`, `INT[][]`); far beyond any real
 /// schema, and low enough that the recursive parser cannot exhaust a stack.
 pub const MAX_TYPE_DEPTH: usize = 64;

@@ -85,15 +85,6 @@ pub(crate) const OTHER_KNOWN: &[&str] = &[
     "GEOMETRY",
 ];
 
-/// Why `sql_type` is not a column type efmesh can write into SQL, if it is not: its first
-/// word must be a type DuckDB or PostgreSQL knows (a typo such as `INTEGR` is caught at
-/// `check`, not by the engine mid-apply), and the rest only type syntax (arguments in
-/// parentheses, `[]`, `WITH TIME ZONE`, quoted field names and enum labels), never a
-/// statement. The grammar is [`crate::type_name::TypeName`].
-pub fn type_problem(sql_type: &str) -> Option<String> {
-    crate::type_name::TypeName::parse(sql_type).err()
-}
-
 impl std::fmt::Display for TypeFamily {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {

@@ -527,12 +527,7 @@ fn temporary_files_of_dead_runs_are_swept_by_the_next_run() {
             .success();
     };
     at("2026-01-03T00:00:00Z", &["apply", "prod", "--yes"]);
-    let version = std::fs::read_dir(p.path().join("lake/m/daily"))
-        .unwrap()
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().starts_with("fp="))
-        .unwrap()
-        .path();
+    let version = daily_version(p.path());
     // pid 4194305 is above Linux's pid_max: a writer that is certainly gone
     let dead = [
         version.join(".data-4194305-1.parquet.tmp"),
@@ -586,13 +581,18 @@ fn one_value(dir: &Path, sql: &str) -> String {
     e.query_strings(sql).unwrap()[0].clone().unwrap_or_default()
 }
 
-fn manifest_rows(dir: &Path) -> u64 {
-    let version = std::fs::read_dir(dir.join("lake/m/daily"))
+/// The folder of the one version of `m.daily` in the project's lake.
+fn daily_version(dir: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(dir.join("lake/m/daily"))
         .unwrap()
         .flatten()
         .find(|e| e.file_name().to_string_lossy().starts_with("fp="))
         .unwrap()
-        .path();
+        .path()
+}
+
+fn manifest_rows(dir: &Path) -> u64 {
+    let version = daily_version(dir);
     let m: Value =
         serde_json::from_slice(&std::fs::read(version.join("manifest.json")).unwrap()).unwrap();
     m["files"]
@@ -835,12 +835,7 @@ fn status_deep_reports_every_mismatch_and_fails_check_only_for_served_data() {
     };
     sql("CREATE TABLE _efmesh.m__gone__deadbeef AS SELECT 1 AS v");
     sql("CREATE TABLE _efmesh.efmesh_stage_0123abcd AS SELECT 1 AS v");
-    let version = std::fs::read_dir(p.path().join("lake/m/daily"))
-        .unwrap()
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().starts_with("fp="))
-        .unwrap()
-        .path();
+    let version = daily_version(p.path());
     std::fs::write(version.join("stray.parquet.tmp"), b"half").unwrap();
     let (code, all) = deep(p.path(), now);
     let kinds: Vec<&str> = all.iter().map(|(k, _)| k.as_str()).collect();

@@ -587,7 +587,7 @@ fn parse_columns(v: &Value) -> Result<Vec<ColumnDef>, Diagnostic> {
             span: span_of(ty, item.span),
         };
         let sql_type = ty_item.to_string();
-        if let Some(why) = crate::types::type_problem(&sql_type) {
+        if let Some(why) = crate::type_name::type_problem(&sql_type) {
             return Err(Diagnostic::at(
                 Problem::InvalidValue {
                     property: "columns".into(),

@@ -27,6 +27,24 @@ pub struct MissingPhysics {
     pub what: String,
 }
 
+/// Each served `target parquet` model of `project` in `pointers`, with its pointer and its
+/// version folder in `lake`.
+fn served_lake_versions<'a>(
+    project: &'a Project,
+    pointers: &'a BTreeMap<String, Pointer>,
+    lake: &'a Arc<dyn LakeStore>,
+) -> impl Iterator<Item = (&'a efmesh_core::model::Model, &'a Pointer, VersionDir)> + 'a {
+    project
+        .models
+        .iter()
+        .filter(|m| m.target == Target::Parquet)
+        .filter_map(move |m| {
+            let p = pointers.get(&m.name)?;
+            let dir = VersionDir::new(lake.clone(), &m.name, &p.physical_fingerprint);
+            Some((m, p, dir))
+        })
+}
+
 /// The served `target parquet` versions of `project` in `pointers` whose manifest is missing
 /// or unreadable, or names files that are gone. Reads manifests only: cheap enough for every
 /// plan.
@@ -39,15 +57,7 @@ pub fn missing_in_lake(
         return vec![];
     };
     let mut out = vec![];
-    for m in project
-        .models
-        .iter()
-        .filter(|m| m.target == Target::Parquet)
-    {
-        let Some(p) = pointers.get(&m.name) else {
-            continue;
-        };
-        let dir = VersionDir::new(lake.clone(), &m.name, &p.physical_fingerprint);
+    for (m, p, dir) in served_lake_versions(project, pointers, lake) {
         let what = match dir.manifest() {
             Ok(None) => Some(format!("{} has no manifest", dir.url())),
             Err(e) => Some(format!("its manifest cannot be read: {e}")),
@@ -280,15 +290,7 @@ pub fn deep_mismatches(
     }
 
     if let Some(lake) = lake {
-        for m in project
-            .models
-            .iter()
-            .filter(|m| m.target == Target::Parquet)
-        {
-            let Some(p) = pointers.get(&m.name) else {
-                continue;
-            };
-            let dir = VersionDir::new(lake.clone(), &m.name, &p.physical_fingerprint);
+        for (m, _, dir) in served_lake_versions(project, pointers, lake) {
             // a missing or unreadable manifest is missing physics, reported already
             let Ok(Some(manifest)) = dir.manifest() else {
                 continue;
