@@ -331,6 +331,36 @@ impl Parser {
 mod tests {
     use super::*;
 
+    #[test]
+    fn types_are_known_names_in_type_syntax() {
+        for ok in [
+            "INTEGER",
+            "decimal(5, 2)",
+            "TIMESTAMP WITH TIME ZONE",
+            "INT[]",
+            "VARCHAR[3]",
+            "STRUCT(a INT, b VARCHAR)",
+            "MAP(VARCHAR, INT)",
+            "ENUM('a', 'b; c')",
+            "JSON",
+            "BLOB",
+            "character varying(10)",
+            "DOUBLE PRECISION",
+        ] {
+            assert_eq!(type_problem(ok), None, "{ok}");
+        }
+        for bad in [
+            "INTEGR",
+            "FROBNICATE",
+            "INT); DROP TABLE t; --",
+            "INT -- x",
+            "DECIMAL(5, 2",
+            "INT)",
+        ] {
+            assert!(type_problem(bad).is_some(), "{bad}");
+        }
+    }
+
     fn round(t: &str) -> String {
         TypeName::parse(t)
             .unwrap_or_else(|e| panic!("{t}: {e}"))
