@@ -252,6 +252,19 @@ impl Config {
                 (None, None) => cfg.engine.target,
             };
             cfg.engine.extensions = e.extensions.iter().map(|x| cx.value(x)).collect();
+            // names reach the engine's LOAD and SET unquoted, so only plain identifiers pass
+            for x in &e.extensions {
+                if !crate::naming::plain_ident(x.get_ref()) {
+                    cx.invalid(
+                        x,
+                        "engine.extensions",
+                        format!(
+                            "`{}` is not an extension name: use the name DuckDB installs it by (letters, digits and `_`), such as `httpfs`",
+                            x.get_ref()
+                        ),
+                    );
+                }
+            }
             if let Some(n) = &e.pool_size {
                 if *n.get_ref() == 0 {
                     let loc = byte_range_location(file, text, n.span());
@@ -266,6 +279,16 @@ impl Config {
                 cfg.engine.pool_size = *n.get_ref();
             }
             for (k, v) in &e.settings {
+                if !crate::naming::plain_ident(k) {
+                    cx.diags.push(Diagnostic::at(
+                        Problem::ConfigValue {
+                            key: format!("engine.settings.{k}"),
+                            message: "a setting's name is letters, digits and `_` (such as `memory_limit`)".into(),
+                        },
+                        Location::file_only(file),
+                    ));
+                    continue;
+                }
                 let lit = match v {
                     // `${VAR}` resolves here as in every other string (a secret's token)
                     toml::Value::String(s) => {
@@ -619,5 +642,31 @@ mod tests {
         assert_eq!(c.engine.settings["threads"], "4");
         assert_eq!(c.engine.settings["memory_limit"], "'4GB'");
         assert_eq!(c.dialect(), Dialect::DuckDb);
+    }
+
+    #[test]
+    fn extension_and_setting_names_that_are_not_plain_are_refused_at_their_key() {
+        let e = Config::parse(
+            "f",
+            "[engine]\nduckdb = \"x.duckdb\"\nextensions = [\"httpfs; CREATE TABLE pwned AS SELECT 1\"]\n[engine.settings]\n\"threads = 1; DROP TABLE t; SET x\" = 4\n",
+            &no_env,
+        )
+        .unwrap_err();
+        let keys: Vec<String> = e
+            .iter()
+            .map(|d| match &d.problem {
+                Problem::ConfigValue { key, .. } => key.clone(),
+                p => p.code().to_string(),
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "engine.extensions",
+                "engine.settings.threads = 1; DROP TABLE t; SET x"
+            ],
+            "{e:?}"
+        );
+        assert_eq!(e[0].location.as_ref().map(|l| l.line), Some(3), "{e:?}");
     }
 }

@@ -98,7 +98,7 @@ impl DuckDbEngine {
             statements: 0,
             setup: vec![],
         };
-        let root_lit = format!("'{}'", root.display().to_string().replace('\'', "''"));
+        let root_lit = efmesh_core::quote::literal(&root.display().to_string());
         let mut setup = vec![Setup::Plain {
             context: "configuring the engine".into(),
             sql: format!("SET file_search_path = {root_lit}"),
