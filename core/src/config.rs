@@ -28,6 +28,18 @@ struct RawConfig {
     ducklake: Option<RawDuckLake>,
     #[serde(default)]
     environments: BTreeMap<String, RawEnvironment>,
+    #[serde(default)]
+    attach: BTreeMap<String, Spanned<RawAttach>>,
+}
+
+/// `[attach.NAME]`: another database the engine attaches at startup.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAttach {
+    url: S,
+    secret: Option<S>,
+    #[serde(default)]
+    options: BTreeMap<String, Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -49,6 +61,8 @@ struct RawEngine {
     pool_size: Option<Spanned<u32>>,
     #[serde(default)]
     settings: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    secrets: Vec<Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
 }
 
 #[derive(Deserialize)]
@@ -106,6 +120,86 @@ pub struct EngineConfig {
     /// How many connections a PostgreSQL engine may hold open at once (`pool_size`); the
     /// most models and batches that can build at the same time.
     pub pool_size: u32,
+    /// `[[engine.secrets]]`, created at startup in this order.
+    pub secrets: Vec<EngineSecret>,
+    /// `[attach.*]`, attached at startup after the secrets, by name.
+    pub attachments: Vec<Attachment>,
+}
+
+/// Text that may carry a credential (a secret's key, an attach URL with a password). It prints
+/// as `<redacted>` through `Debug` and `Serialize`, so a configuration dumped into a message, a
+/// log or `--json` never shows it; only the engine's setup reads it, through
+/// [`Sensitive::expose`].
+#[derive(Clone, PartialEq)]
+pub struct Sensitive(String);
+
+impl Sensitive {
+    /// Wrap text that must not be printed.
+    pub fn new(text: String) -> Sensitive {
+        Sensitive(text)
+    }
+    /// The text itself, for the one place that hands it to the engine.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Sensitive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+impl Serialize for Sensitive {
+    fn serialize<Z: serde::Serializer>(&self, z: Z) -> Result<Z::Ok, Z::Error> {
+        z.serialize_str("<redacted>")
+    }
+}
+
+/// `[[engine.secrets]]`: a DuckDB secret (`CREATE SECRET`) made at startup, so extensions
+/// such as httpfs authenticate without credentials in settings or model SQL. Temporary: it
+/// lives in the engine's memory, never in the database file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EngineSecret {
+    /// Its name (`name`, default `efmesh_secret_<n>`), which `[attach.*] secret` refers to.
+    pub name: String,
+    /// Its type (`type`: `s3`, `http`, `gcs`, `postgres`, ...).
+    pub kind: String,
+    /// Every other key, upper-cased, with its value as a SQL literal (`${VAR}` resolved).
+    pub values: Vec<(String, Sensitive)>,
+}
+
+/// `[attach.NAME]`: a database the engine attaches at startup (`ATTACH url AS NAME`), so
+/// EXTERNAL models can read `NAME.schema.table`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Attachment {
+    /// The catalog name it is attached as.
+    pub name: String,
+    /// What to attach: a file (relative to the project root), or a connection string.
+    pub url: Sensitive,
+    /// `options`, upper-cased keys with their values as SQL (`TYPE sqlite`, `READ_ONLY true`).
+    pub options: Vec<(String, String)>,
+    /// `secret`: the `[[engine.secrets]]` it authenticates with.
+    pub secret: Option<String>,
+}
+
+impl Attachment {
+    /// Whether the URL names a local file (no `type`, or `duckdb`/`sqlite`, and no scheme),
+    /// which resolves against the project root like every other path efmesh reads.
+    pub fn is_local_file(&self) -> bool {
+        let local_type = self
+            .options
+            .iter()
+            .find(|(k, _)| k == "TYPE")
+            .is_none_or(|(_, v)| matches!(v.to_ascii_lowercase().as_str(), "duckdb" | "sqlite"));
+        let url = self.url.expose();
+        let scheme = url.split_once(':').is_some_and(|(s, _)| {
+            s.len() > 1
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        });
+        local_type && !scheme && url != ":memory:"
+    }
 }
 
 /// The default `[engine] pool_size`.
@@ -182,6 +276,8 @@ impl Config {
                 extensions: vec![],
                 settings: BTreeMap::new(),
                 pool_size: DEFAULT_POOL_SIZE,
+                secrets: vec![],
+                attachments: vec![],
             },
             state: StateTarget::Sqlite {
                 path: "efmesh.state.sqlite".into(),
@@ -311,6 +407,25 @@ impl Config {
                 };
                 cfg.engine.settings.insert(k.clone(), lit);
             }
+            for (i, t) in e.secrets.iter().enumerate() {
+                if let Some(secret) = cx.secret(i, t) {
+                    cfg.engine.secrets.push(secret);
+                }
+            }
+        }
+        for (name, a) in &raw.attach {
+            if let Some(a) = cx.attachment(name, a, &cfg.engine.secrets) {
+                cfg.engine.attachments.push(a);
+            }
+        }
+        if matches!(cfg.engine.target, EngineTarget::Postgres { .. }) {
+            // a PostgreSQL server makes its own secrets and foreign servers
+            if let Some(t) = raw.engine.as_ref().and_then(|e| e.secrets.first()) {
+                cx.invalid_at(t.span(), "engine.secrets", "`[[engine.secrets]]` are DuckDB secrets; a PostgreSQL engine cannot create them. Remove the section, or use a DuckDB engine".into());
+            }
+            if let Some(a) = raw.attach.values().next() {
+                cx.invalid_at(a.span(), "attach", "`[attach.*]` attaches databases to DuckDB; a PostgreSQL engine cannot. Remove the section, or use a DuckDB engine".into());
+            }
         }
         if let Some(s) = &raw.state {
             cfg.state = match (&s.sqlite, &s.postgres) {
@@ -394,6 +509,154 @@ impl Interp<'_> {
             },
             loc,
         ));
+    }
+
+    fn invalid_at(&mut self, span: std::ops::Range<usize>, key: &str, message: String) {
+        let loc = byte_range_location(self.file, self.text, span);
+        self.diags.push(Diagnostic::at(
+            Problem::ConfigValue {
+                key: key.into(),
+                message,
+            },
+            loc,
+        ));
+    }
+
+    /// A scalar as SQL: a string as a literal (`${VAR}` resolved), a number or a boolean as
+    /// written; anything else is refused at its line.
+    fn scalar(&mut self, key: &str, v: &Spanned<toml::Value>) -> Option<String> {
+        let loc = byte_range_location(self.file, self.text, v.span());
+        Some(match v.get_ref() {
+            toml::Value::String(s) => crate::quote::literal(&self.expand(s, loc)),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) => f.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            _ => {
+                self.invalid_at(v.span(), key, "expected a string, number or boolean".into());
+                return None;
+            }
+        })
+    }
+
+    /// One `[[engine.secrets]]` table (the `i`-th): `type`, optional `name`, and values.
+    fn secret(
+        &mut self,
+        i: usize,
+        t: &Spanned<BTreeMap<String, Spanned<toml::Value>>>,
+    ) -> Option<EngineSecret> {
+        let key = format!("engine.secrets[{i}]");
+        let word = |cx: &mut Self, field: &str| -> Option<String> {
+            let v = t.get_ref().get(field)?;
+            match v.get_ref() {
+                toml::Value::String(s) if crate::naming::plain_ident(s) => Some(s.clone()),
+                _ => {
+                    cx.invalid_at(
+                        v.span(),
+                        &format!("{key}.{field}"),
+                        "expected a name: letters, digits and `_`".into(),
+                    );
+                    None
+                }
+            }
+        };
+        let kind = word(self, "type");
+        let name = word(self, "name").unwrap_or_else(|| format!("efmesh_secret_{}", i + 1));
+        let Some(kind) = kind else {
+            if !t.get_ref().contains_key("type") {
+                self.invalid_at(
+                    t.span(),
+                    &key,
+                    "a secret needs its `type` (such as `s3`, `http` or `postgres`)".into(),
+                );
+            }
+            return None;
+        };
+        let mut values = vec![];
+        for (k, v) in t.get_ref() {
+            if k == "type" || k == "name" {
+                continue;
+            }
+            if !crate::naming::plain_ident(k) {
+                self.invalid_at(
+                    v.span(),
+                    &format!("{key}.{k}"),
+                    "a secret's key is letters, digits and `_` (such as `key_id`)".into(),
+                );
+                continue;
+            }
+            if let Some(sql) = self.scalar(&format!("{key}.{k}"), v) {
+                values.push((k.to_ascii_uppercase(), Sensitive::new(sql)));
+            }
+        }
+        Some(EngineSecret { name, kind, values })
+    }
+
+    /// One `[attach.NAME]` section; `secrets` are the declared secrets it may name.
+    fn attachment(
+        &mut self,
+        name: &str,
+        a: &Spanned<RawAttach>,
+        secrets: &[EngineSecret],
+    ) -> Option<Attachment> {
+        let key = format!("attach.{name}");
+        let reserved = ["main", "memory", "system", "temp", "temporary"];
+        if !crate::naming::plain_ident(name)
+            || reserved.contains(&name.to_ascii_lowercase().as_str())
+        {
+            self.invalid_at(
+                a.span(),
+                &key,
+                format!("`{name}` cannot name an attached database: use letters, digits and `_`, and none of {}", reserved.join(", ")),
+            );
+            return None;
+        }
+        let raw = a.get_ref();
+        let url = self.value(&raw.url);
+        let mut options = vec![];
+        for (k, v) in &raw.options {
+            if !crate::naming::plain_ident(k) {
+                self.invalid_at(
+                    v.span(),
+                    &format!("{key}.options.{k}"),
+                    "an option is letters, digits and `_` (such as `read_only`)".into(),
+                );
+                continue;
+            }
+            let sql = match v.get_ref() {
+                // `TYPE sqlite`: a bare word stays a word
+                toml::Value::String(s) if crate::naming::plain_ident(s) => s.clone(),
+                _ => match self.scalar(&format!("{key}.options.{k}"), v) {
+                    Some(sql) => sql,
+                    None => continue,
+                },
+            };
+            options.push((k.to_ascii_uppercase(), sql));
+        }
+        let secret = raw.secret.as_ref().map(|s| {
+            let wanted = self.value(s);
+            if !secrets.iter().any(|x| x.name == wanted) {
+                let known: Vec<&str> = secrets.iter().map(|x| x.name.as_str()).collect();
+                self.invalid(
+                    s,
+                    &format!("{key}.secret"),
+                    format!(
+                        "no `[[engine.secrets]]` is named `{wanted}`{}",
+                        if known.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" (declared: {})", known.join(", "))
+                        }
+                    ),
+                );
+            }
+            wanted
+        });
+        Some(Attachment {
+            name: name.to_string(),
+            url: Sensitive::new(url),
+            options,
+            secret,
+        })
     }
 
     /// A PostgreSQL URL, refused (at its line) when it asks for what efmesh cannot do.
@@ -642,6 +905,69 @@ mod tests {
         assert_eq!(c.engine.settings["threads"], "4");
         assert_eq!(c.engine.settings["memory_limit"], "'4GB'");
         assert_eq!(c.dialect(), Dialect::DuckDb);
+    }
+
+    #[test]
+    fn secrets_and_attachments_parse_and_never_print_their_values() {
+        let env = |n: &str| (n == "KEY").then(|| "s3cr3t'x".to_string());
+        let c = Config::parse(
+            "f",
+            "[engine]\nduckdb = \"x.duckdb\"\n[[engine.secrets]]\ntype = \"s3\"\nsecret = \"${KEY}\"\nuse_ssl = false\n[[engine.secrets]]\nname = \"pg\"\ntype = \"postgres\"\n[attach.shop]\nurl = \"dbname=shop host=127.0.0.1\"\nsecret = \"pg\"\noptions = { type = \"postgres\", read_only = true }\n",
+            &env,
+        )
+        .unwrap();
+        let s = &c.engine.secrets[0];
+        assert_eq!(
+            (s.name.as_str(), s.kind.as_str()),
+            ("efmesh_secret_1", "s3")
+        );
+        assert_eq!(s.values[0].0, "SECRET");
+        assert_eq!(s.values[0].1.expose(), "'s3cr3t''x'");
+        let a = &c.engine.attachments[0];
+        assert_eq!(
+            a.options,
+            [
+                ("READ_ONLY".into(), "true".into()),
+                ("TYPE".into(), "postgres".into())
+            ]
+        );
+        assert!(!a.is_local_file());
+        assert_eq!(
+            crate::sql::dialect::DuckDb::attach(a, a.url.expose()),
+            "ATTACH IF NOT EXISTS 'dbname=shop host=127.0.0.1' AS shop (READ_ONLY true, TYPE postgres, SECRET pg)"
+        );
+        assert_eq!(
+            crate::sql::dialect::DuckDb::create_secret(s),
+            "CREATE OR REPLACE TEMPORARY SECRET efmesh_secret_1 (TYPE s3, SECRET 's3cr3t''x', USE_SSL false)"
+        );
+        let printed = format!("{c:?} {}", serde_json::to_string(&c).unwrap());
+        assert!(
+            !printed.contains("s3cr3t") && !printed.contains("dbname"),
+            "{printed}"
+        );
+    }
+
+    #[test]
+    fn a_postgresql_engine_refuses_secrets_and_attachments_at_their_line() {
+        let e = Config::parse(
+            "f",
+            "[engine]\npostgres = \"postgres://u@127.0.0.1/d\"\n[[engine.secrets]]\ntype = \"s3\"\n[attach.shop]\nurl = \"shop.duckdb\"\n",
+            &no_env,
+        )
+        .unwrap_err();
+        let got: Vec<(String, u64)> = e
+            .iter()
+            .map(|d| match &d.problem {
+                Problem::ConfigValue { key, .. } => {
+                    (key.clone(), d.location.as_ref().unwrap().line)
+                }
+                p => (p.code().to_string(), 0),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [("engine.secrets".to_string(), 3), ("attach".to_string(), 5)]
+        );
     }
 
     #[test]

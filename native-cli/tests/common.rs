@@ -113,3 +113,27 @@ pub fn pg_database(prefix: &str) -> String {
         None => panic!("EFMESH_TEST_PG is not a postgres:// URL"),
     }
 }
+
+/// A DuckDB extension directory holding `httpfs` and `sqlite_scanner`, filled once by
+/// `scripts/duckdb-extensions` (DuckDB's own server is unreachable here; PyPI ships the same
+/// signed binaries). Projects point `[engine.settings] extension_directory` at it.
+pub fn duckdb_extensions() -> String {
+    static DIR: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::var("EFMESH_TEST_EXTENSIONS").unwrap_or_else(|_| {
+            let home = std::env::var("HOME").unwrap_or_else(|_| "/tmp".into());
+            format!("{home}/.cache/efmesh-tools/duckdb-extensions")
+        });
+        let out = std::process::Command::new(repo().join("scripts/duckdb-extensions"))
+            .arg(&dir)
+            .output()
+            .expect("scripts/duckdb-extensions runs");
+        assert!(
+            out.status.success(),
+            "the tests need DuckDB's httpfs and sqlite_scanner: scripts/duckdb-extensions {dir} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir
+    })
+    .clone()
+}

@@ -54,6 +54,13 @@ enum Setup {
     /// key), so only the setting's name is ever logged or reported, and the engine's own
     /// message is scrubbed of the value.
     Setting { name: String, value: String },
+    /// A statement that carries credentials (`CREATE SECRET`, `ATTACH` of a URL with a
+    /// password): never logged, and a failure names `what` and is scrubbed of `values`.
+    Credentialed {
+        what: String,
+        sql: String,
+        values: Vec<String>,
+    },
 }
 
 impl DuckDbEngine {
@@ -103,13 +110,46 @@ impl DuckDbEngine {
             context: "configuring the engine".into(),
             sql: format!("SET file_search_path = {root_lit}"),
         }];
+        // where extensions are found must be known before they load; every other setting may
+        // belong to an extension (`s3_region`), so it waits until they have
+        let (early, late): (Vec<_>, Vec<_>) = config
+            .settings
+            .iter()
+            .partition(|(k, _)| k.as_str() == "extension_directory");
+        let setting = |(k, v): (&String, &String)| Setup::Setting {
+            name: k.clone(),
+            value: v.clone(),
+        };
+        setup.extend(early.into_iter().map(setting));
         setup.extend(config.extensions.iter().map(|ext| Setup::Plain {
             context: format!("loading extension {ext}"),
             sql: format!("LOAD {ext}"),
         }));
-        setup.extend(config.settings.iter().map(|(k, v)| Setup::Setting {
-            name: k.clone(),
-            value: v.clone(),
+        setup.extend(late.into_iter().map(setting));
+        setup.extend(config.secrets.iter().map(|x| {
+            Setup::Credentialed {
+                what: format!("engine secret `{}`", x.name),
+                sql: efmesh_core::sql::dialect::DuckDb::create_secret(x),
+                values: x
+                    .values
+                    .iter()
+                    .map(|(_, v)| v.expose().to_string())
+                    .collect(),
+            }
+        }));
+        setup.extend(config.attachments.iter().map(|a| {
+            // a file's path is no secret, and an error without it would not say which file
+            let (url, values) = if a.is_local_file() {
+                (root.join(a.url.expose()).display().to_string(), vec![])
+            } else {
+                let url = a.url.expose().to_string();
+                (url.clone(), vec![url])
+            };
+            Setup::Credentialed {
+                what: format!("attached database `{}`", a.name),
+                sql: efmesh_core::sql::dialect::DuckDb::attach(a, &url),
+                values,
+            }
         }));
         for step in &setup {
             match step {
@@ -149,6 +189,19 @@ impl DuckDbEngine {
                     .map_err(|e| EngineError::Setting {
                         name: name.clone(),
                         message: scrub(&e.to_string(), value),
+                    })
+            }
+            Setup::Credentialed { what, sql, values } => {
+                self.statements += 1;
+                tracing::debug!(
+                    what = what.as_str(),
+                    "running a credentialed setup statement"
+                );
+                self.conn
+                    .execute_batch(sql)
+                    .map_err(|e| EngineError::Redacted {
+                        what: what.clone(),
+                        message: values.iter().fold(e.to_string(), |m, v| scrub(&m, v)),
                     })
             }
         }
@@ -361,6 +414,8 @@ mod tests {
             extensions: vec![],
             settings: Default::default(),
             pool_size: efmesh_core::config::DEFAULT_POOL_SIZE,
+            secrets: vec![],
+            attachments: vec![],
         };
         let mut e = DuckDbEngine::open(Path::new("/tmp"), ":memory:", &cfg).unwrap();
         assert_eq!(

@@ -58,6 +58,16 @@ pub enum EngineError {
         /// What the engine said, without the value.
         message: String,
     },
+    /// A startup statement that carries credentials (`[[engine.secrets]]`, `[attach.*]`)
+    /// failed. It names the object; the engine's message is scrubbed of every value, and the
+    /// statement itself is never reported.
+    #[error("{what}: {message}")]
+    Redacted {
+        /// What failed (`engine secret `lake``).
+        what: String,
+        /// What the engine said, without the values.
+        message: String,
+    },
     /// The engine lacks a capability the project needs.
     #[error("{engine} cannot {feature:?}: {detail}")]
     Feature {

@@ -8,6 +8,46 @@ use chrono::NaiveDateTime;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DuckDb;
 
+impl DuckDb {
+    /// `[[engine.secrets]]` as DuckDB's `CREATE SECRET`: temporary, so it lives in the
+    /// engine's memory and never in the database file. Its text holds the secret's values:
+    /// the caller runs it on the redacted path and never logs it.
+    pub fn create_secret(secret: &crate::config::EngineSecret) -> String {
+        let mut parts = vec![format!("TYPE {}", secret.kind)];
+        parts.extend(
+            secret
+                .values
+                .iter()
+                .map(|(k, v)| format!("{k} {}", v.expose())),
+        );
+        format!(
+            "CREATE OR REPLACE TEMPORARY SECRET {} ({})",
+            crate::quote::name_part(&secret.name),
+            parts.join(", ")
+        )
+    }
+
+    /// `[attach.NAME]` as DuckDB's `ATTACH`, of `url` (already resolved against the project
+    /// root when it is a file). `IF NOT EXISTS`, so a second connection of the same database
+    /// instance may run it again. Its text may hold a password: run it on the redacted path.
+    pub fn attach(a: &crate::config::Attachment, url: &str) -> String {
+        let mut options: Vec<String> = a.options.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        if let Some(secret) = &a.secret {
+            options.push(format!("SECRET {}", crate::quote::name_part(secret)));
+        }
+        let options = if options.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", options.join(", "))
+        };
+        format!(
+            "ATTACH IF NOT EXISTS {} AS {}{options}",
+            crate::quote::literal(url),
+            crate::quote::name_part(&a.name)
+        )
+    }
+}
+
 impl SqlDialect for DuckDb {
     fn name(&self) -> &'static str {
         "DuckDB"
