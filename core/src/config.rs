@@ -76,6 +76,7 @@ struct RawState {
 #[serde(deny_unknown_fields)]
 struct RawLake {
     path: S,
+    secret: Option<S>,
 }
 
 #[derive(Deserialize)]
@@ -167,6 +168,23 @@ pub struct EngineSecret {
     pub kind: String,
     /// Every other key, upper-cased, with its value as a SQL literal (`${VAR}` resolved).
     pub values: Vec<(String, Sensitive)>,
+    /// The same values as text (a string unquoted, a number or boolean as written), for the
+    /// object-store client that reads an S3 lake with the same credentials.
+    pub texts: BTreeMap<String, Sensitive>,
+}
+
+/// `[lake] path = "s3://bucket/prefix"`: a lake in an S3-compatible object store. Its
+/// endpoint, region, URL style and credentials are the values of one `[[engine.secrets]]` of
+/// type `s3` (`secret`), so the engine (httpfs) and efmesh's own object-store client read the
+/// same bucket the same way, declared once.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct S3Lake {
+    /// The bucket.
+    pub bucket: String,
+    /// The key prefix inside it (no leading or trailing `/`; empty for the bucket's root).
+    pub prefix: String,
+    /// The name of the `[[engine.secrets]]` it authenticates with.
+    pub secret: String,
 }
 
 /// `[attach.NAME]`: a database the engine attaches at startup (`ATTACH url AS NAME`), so
@@ -243,8 +261,11 @@ pub struct Config {
     pub engine: EngineConfig,
     /// Where snapshots, environments and intervals are recorded.
     pub state: StateTarget,
-    /// `[lake] path`: the directory for models with `target parquet`.
+    /// `[lake] path`: the directory (or, with [`Config::lake_s3`], the `s3://` URL) for models
+    /// with `target parquet`.
     pub lake_path: Option<String>,
+    /// The object-store lake, when `[lake] path` is an `s3://` URL.
+    pub lake_s3: Option<S3Lake>,
     /// `[ducklake] catalog`: the DuckLake catalog for models with `target ducklake`.
     pub ducklake_catalog: Option<String>,
     /// `[ducklake] data_path`: where DuckLake writes its data files, if not its default.
@@ -283,6 +304,7 @@ impl Config {
                 path: "efmesh.state.sqlite".into(),
             },
             lake_path: None,
+            lake_s3: None,
             ducklake_catalog: None,
             ducklake_data_path: None,
             environments: BTreeMap::new(),
@@ -446,12 +468,47 @@ impl Config {
         }
         if let Some(l) = &raw.lake {
             let path = cx.value(&l.path);
-            // `s3://`, `gs://`, `file://`, ...: a URL is never joined onto the project root
-            if let Some((scheme, _)) = path.split_once("://") {
+            // `gs://`, `file://`, ...: a URL is never joined onto the project root
+            if let Some(rest) = path.strip_prefix("s3://") {
+                let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+                let secret = l.secret.as_ref().map(|s| (cx.value(s), s));
+                let s3_secret = secret.as_ref().and_then(|(name, _)| {
+                    cfg.engine
+                        .secrets
+                        .iter()
+                        .find(|x| &x.name == name && x.kind.eq_ignore_ascii_case("s3"))
+                });
+                if bucket.is_empty() {
+                    cx.invalid(
+                        &l.path,
+                        "lake.path",
+                        "expected `s3://<bucket>/<prefix>`".into(),
+                    );
+                } else if let Some((name, at)) = &secret {
+                    if s3_secret.is_none() {
+                        cx.invalid(at, "lake.secret", format!("no `[[engine.secrets]]` of type `s3` is named `{name}`: declare it (key_id, secret, region, endpoint, url_style, use_ssl) and name it here"));
+                    } else if !cfg.engine.extensions.iter().any(|e| e == "httpfs") {
+                        cx.invalid(&l.path, "lake.path", "the engine reads an S3 lake through DuckDB's httpfs: add `\"httpfs\"` to `[engine] extensions`".into());
+                    }
+                    cfg.lake_s3 = Some(S3Lake {
+                        bucket: bucket.to_string(),
+                        prefix: prefix.trim_matches('/').to_string(),
+                        secret: name.clone(),
+                    });
+                } else {
+                    cx.invalid(&l.path, "lake.path", "an S3 lake needs `secret = \"<name>\"`, the `[[engine.secrets]]` of type `s3` that holds its endpoint, region and credentials".into());
+                }
+            } else if let Some((scheme, _)) = path.split_once("://") {
                 cx.not_built(
                     &l.path,
                     &format!("a `{scheme}://` lake (`[lake] path`)"),
-                    "set `[lake] path` to a local folder (relative to the project root) until object-store lakes land",
+                    "set `[lake] path` to a local folder (relative to the project root) or an `s3://` URL",
+                );
+            } else if l.secret.is_some() {
+                cx.invalid(
+                    &l.path,
+                    "lake.secret",
+                    "a local lake needs no secret: remove `secret`".into(),
                 );
             } else if path.trim().is_empty() {
                 cx.invalid(
@@ -572,6 +629,7 @@ impl Interp<'_> {
             return None;
         };
         let mut values = vec![];
+        let mut texts = BTreeMap::new();
         for (k, v) in t.get_ref() {
             if k == "type" || k == "name" {
                 continue;
@@ -584,11 +642,27 @@ impl Interp<'_> {
                 );
                 continue;
             }
-            if let Some(sql) = self.scalar(&format!("{key}.{k}"), v) {
+            let pair = match v.get_ref() {
+                toml::Value::String(raw) => {
+                    let loc = byte_range_location(self.file, self.text, v.span());
+                    let text = self.expand(raw, loc);
+                    Some((crate::quote::literal(&text), text))
+                }
+                _ => self
+                    .scalar(&format!("{key}.{k}"), v)
+                    .map(|sql| (sql.clone(), sql)),
+            };
+            if let Some((sql, text)) = pair {
                 values.push((k.to_ascii_uppercase(), Sensitive::new(sql)));
+                texts.insert(k.to_ascii_uppercase(), Sensitive::new(text));
             }
         }
-        Some(EngineSecret { name, kind, values })
+        Some(EngineSecret {
+            name,
+            kind,
+            values,
+            texts,
+        })
     }
 
     /// One `[attach.NAME]` section; `secrets` are the declared secrets it may name.
@@ -847,10 +921,26 @@ mod tests {
                 })
                 .collect()
         };
+        let gs = codes("[project]\nname = \"x\"\n[lake]\npath = \"gs://bucket/lake\"\n");
+        assert_eq!(gs.len(), 1, "{gs:?}");
+        assert_eq!((gs[0].0.as_str(), gs[0].1), ("not-built-yet", 4));
+        assert!(gs[0].2.contains("`gs://` lake"), "{gs:?}");
+        // an S3 lake: its secret must be declared, of type s3, with httpfs loaded
         let s3 = codes("[project]\nname = \"x\"\n[lake]\npath = \"s3://bucket/lake\"\n");
+        assert_eq!((s3[0].0.as_str(), s3[0].1), ("config-value", 4), "{s3:?}");
+        assert!(s3[0].2.contains("needs `secret"), "{s3:?}");
+        let s3 = codes("[engine]\nduckdb = \"x.duckdb\"\n[[engine.secrets]]\nname = \"k\"\ntype = \"s3\"\n[lake]\npath = \"s3://b/p/\"\nsecret = \"k\"\n");
         assert_eq!(s3.len(), 1, "{s3:?}");
-        assert_eq!((s3[0].0.as_str(), s3[0].1), ("not-built-yet", 4));
-        assert!(s3[0].2.contains("`s3://` lake"), "{s3:?}");
+        assert!(s3[0].2.contains("httpfs"), "{s3:?}");
+        let ok = Config::parse("f", "[engine]\nduckdb = \"x.duckdb\"\nextensions = [\"httpfs\"]\n[[engine.secrets]]\nname = \"k\"\ntype = \"s3\"\n[lake]\npath = \"s3://b/p/q/\"\nsecret = \"k\"\n", &no_env).unwrap();
+        assert_eq!(
+            ok.lake_s3,
+            Some(S3Lake {
+                bucket: "b".into(),
+                prefix: "p/q".into(),
+                secret: "k".into()
+            })
+        );
         let dl = codes("[ducklake]\ncatalog = \"meta.ducklake\"\n");
         assert_eq!((dl[0].0.as_str(), dl[0].1), ("not-built-yet", 2));
         assert!(dl[0].2.contains("DuckLake"), "{dl:?}");

@@ -30,6 +30,15 @@ pub enum Error {
         /// The operating system's reason.
         message: String,
     },
+    /// An object store (an S3 lake) refused or failed a request. The URL names the object;
+    /// the message is the store's, which never carries the credentials.
+    #[error("object store `{url}`: {message}")]
+    ObjectStore {
+        /// The object or prefix (`s3://bucket/key`).
+        url: String,
+        /// What the store said.
+        message: String,
+    },
     /// The configuration cannot be acted on, e.g. a file glob that does not compile.
     #[error("invalid configuration: {message}")]
     Config {
@@ -232,6 +241,7 @@ impl Error {
         match self {
             Error::NoProject { .. } => "no-project",
             Error::Io { .. } => "io",
+            Error::ObjectStore { .. } => "object-store",
             Error::Config { .. } => "config",
             Error::Invalid(_) => "invalid-project",
             Error::UnknownModel { .. } => "unknown-model",

@@ -137,3 +137,90 @@ pub fn duckdb_extensions() -> String {
     })
     .clone()
 }
+
+/// The S3-compatible server the suite runs against: `EFMESH_TEST_S3`, an endpoint URL
+/// (`http://127.0.0.1:PORT`) that `./scripts/test` sets after starting one
+/// (`scripts/s3-server`, moto's server mode). Without it an S3 test fails saying so.
+pub fn s3_endpoint() -> String {
+    std::env::var("EFMESH_TEST_S3").unwrap_or_else(|_| {
+        panic!("EFMESH_TEST_S3 is not set: run the suite with ./scripts/test, which starts a throwaway S3-compatible server, or `scripts/s3-server start DIR` and export its endpoint")
+    })
+}
+
+/// One raw HTTP/1.1 request to the S3 test server (path-style, unsigned: the test server
+/// accepts any credentials); its status code and body.
+pub fn s3_http(method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
+    use std::io::{Read, Write};
+    let endpoint = s3_endpoint();
+    let host = endpoint.trim_start_matches("http://").trim_end_matches('/');
+    let mut s = std::net::TcpStream::connect(host).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    s.write_all(body).unwrap();
+    let mut out = vec![];
+    s.read_to_end(&mut out).unwrap();
+    let head_end = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&out[..head_end]).to_string();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let mut body = out[head_end + 4..].to_vec();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        let mut plain = vec![];
+        let mut rest = &body[..];
+        while let Some(nl) = rest.windows(2).position(|w| w == b"\r\n") {
+            let n = usize::from_str_radix(String::from_utf8_lossy(&rest[..nl]).trim(), 16).unwrap();
+            if n == 0 {
+                break;
+            }
+            plain.extend_from_slice(&rest[nl + 2..nl + 2 + n]);
+            rest = &rest[nl + 2 + n + 2..];
+        }
+        body = plain;
+    }
+    (status, body)
+}
+
+/// A fresh, empty bucket on the S3 test server, its name returned.
+pub fn s3_bucket(prefix: &str) -> String {
+    let name = format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+            % 1_000_000_000
+    );
+    let (status, body) = s3_http("PUT", &format!("/{name}"), b"");
+    assert_eq!(
+        status,
+        200,
+        "creating bucket {name}: {}",
+        String::from_utf8_lossy(&body)
+    );
+    name
+}
+
+/// Every key in `bucket` under `prefix`, sorted (ListObjectsV2, one page is enough here).
+pub fn s3_keys(bucket: &str, prefix: &str) -> Vec<String> {
+    let (status, body) = s3_http(
+        "GET",
+        &format!("/{bucket}?list-type=2&prefix={prefix}&max-keys=1000"),
+        b"",
+    );
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let text = String::from_utf8_lossy(&body);
+    let mut keys: Vec<String> = text
+        .split("<Key>")
+        .skip(1)
+        .map(|k| k.split("</Key>").next().unwrap().to_string())
+        .collect();
+    keys.sort();
+    keys
+}

@@ -150,6 +150,7 @@ fn only_the_backends_name_duckdb_sqlite_or_the_file_system() {
         "engine::duckdb",
         "state::sqlite",
         "lake::local",
+        "lake::s3",
         "lake::landing",
         "workspace::discover",
         "workspace::read",

@@ -19,6 +19,7 @@
 pub mod landing;
 pub mod local;
 pub mod publish;
+pub mod s3;
 pub mod store;
 
 use crate::engine::Engine;

@@ -8,6 +8,7 @@ use crate::engine::duckdb::DuckDbFactory;
 use crate::engine::postgres::PostgresFactory;
 use crate::engine::EngineFactory;
 use crate::lake::local::LocalFs;
+use crate::lake::s3::S3Store;
 use crate::lake::store::LakeStore;
 use crate::state::postgres::PostgresBackend;
 use crate::state::sqlite::SqliteBackend;
@@ -61,10 +62,27 @@ pub fn open(root: &Path, config: &Config) -> Result<Backends, Error> {
                 }),
             ),
         };
-    let lake = config
-        .lake_path
-        .as_ref()
-        .map(|p| Arc::new(LocalFs::in_project(root.join(p), root)) as Arc<dyn LakeStore>);
+    let lake = match (&config.lake_s3, &config.lake_path) {
+        (Some(s3), _) => {
+            // check refused a lake whose secret is not declared
+            let secret = config
+                .engine
+                .secrets
+                .iter()
+                .find(|x| x.name == s3.secret)
+                .ok_or_else(|| Error::Config {
+                    message: format!("no `[[engine.secrets]]` is named `{}`", s3.secret),
+                })?;
+            Some(
+                Arc::new(S3Store::new(s3, secret, root.join(".efmesh/lake-scratch"))?)
+                    as Arc<dyn LakeStore>,
+            )
+        }
+        (None, Some(p)) => {
+            Some(Arc::new(LocalFs::in_project(root.join(p), root)) as Arc<dyn LakeStore>)
+        }
+        (None, None) => None,
+    };
     Ok(Backends {
         engine,
         state: state(root, config)?,
