@@ -61,15 +61,26 @@ fn ok(dir: &Path, now: &str, args: &[&str]) -> std::process::Output {
 
 /// The first column of `sql`, through an engine set up as the project's (httpfs, secret).
 fn query(dir: &Path, sql: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(dir.join("efmesh.toml")).unwrap();
-    let env = |n: &str| (n == "EFMESH_TEST_S3_SECRET").then(|| SECRET.to_string());
-    let cfg = efmesh_core::config::Config::parse("efmesh.toml", &text, &env).unwrap();
-    let mut e = DuckDbEngine::open(dir, "efmesh.duckdb", &cfg.engine).unwrap();
-    e.query_strings(sql)
+    engine(dir)
+        .query_strings(sql)
         .unwrap()
         .into_iter()
         .map(Option::unwrap_or_default)
         .collect()
+}
+
+/// Run `sql` through an engine set up as the project's.
+fn execute(dir: &Path, sql: &str) {
+    use efmesh::engine::Engine as _;
+    engine(dir).execute("test", sql).unwrap();
+}
+
+/// The project's DuckDB, set up from its `efmesh.toml` (httpfs, the secret).
+fn engine(dir: &Path) -> DuckDbEngine {
+    let text = std::fs::read_to_string(dir.join("efmesh.toml")).unwrap();
+    let env = |n: &str| (n == "EFMESH_TEST_S3_SECRET").then(|| SECRET.to_string());
+    let cfg = efmesh_core::config::Config::parse("efmesh.toml", &text, &env).unwrap();
+    DuckDbEngine::open(dir, "efmesh.duckdb", &cfg.engine).unwrap()
 }
 
 /// The `fp=` folders of `m.daily` in the bucket.
@@ -236,4 +247,108 @@ fn an_unreachable_bucket_is_an_error_naming_it_and_changes_nothing() {
     )
     .unwrap();
     assert_eq!(plan["hasChanges"], true, "dev was never promoted: {plan}");
+}
+
+#[test]
+fn an_external_model_reads_s3_and_compact_says_it_cannot_rewrite_it() {
+    let bucket = s3_bucket("landing");
+    let p = project(&[
+        ("efmesh.toml", &config(&bucket)),
+        (
+            "models/events.sql",
+            &format!("MODEL (\n  name raw.events,\n  kind EXTERNAL (path 's3://{bucket}/landing/*.parquet', format parquet),\n  columns (id BIGINT, day DATE),\n  maintenance (partition_key day, unique_key (id), order id)\n);\n"),
+        ),
+        (
+            "models/n.sql",
+            "MODEL (name m.n, kind FULL);\nSELECT count(*) AS n FROM raw.events\n",
+        ),
+    ]);
+    // land a file through the engine itself (httpfs, the declared secret)
+    execute(
+        p.path(),
+        &format!("COPY (SELECT range AS id, DATE '2026-01-01' AS day FROM range(7)) TO 's3://{bucket}/landing/a.parquet'"),
+    );
+    ok(p.path(), "2026-01-06T00:00:00Z", &["apply", "dev", "--yes"]);
+    assert_eq!(
+        query(p.path(), "SELECT CAST(n AS VARCHAR) FROM dev__m.n"),
+        ["7"]
+    );
+    let out = at(p.path(), "2026-01-06T00:00:00Z", &["compact", "--json"]);
+    assert_ne!(out.status.code(), Some(0));
+    let v = json(&out.stdout);
+    assert!(
+        v.to_string()
+            .contains("compaction rewrites local files only"),
+        "{v}"
+    );
+    let stderr =
+        String::from_utf8_lossy(&at(p.path(), "2026-01-06T00:00:00Z", &["compact"]).stderr)
+            .to_string();
+    assert!(stderr.contains("is not a local path"), "{stderr}");
+    assert_eq!(
+        s3_keys(&bucket, "landing/"),
+        ["landing/a.parquet"],
+        "nothing was rewritten"
+    );
+}
+
+/// Kill efmesh at several moments of a backfill into S3: every manifest the bucket holds
+/// names only objects that exist, readers see whole days only, and a rerun completes.
+#[test]
+fn a_backfill_killed_mid_upload_never_shows_readers_a_partial_version() {
+    let bucket = s3_bucket("killed");
+    let p = s3_project(&bucket);
+    std::fs::write(
+        p.path().join("models/daily.sql"),
+        DAILY.replace(
+            "SELECT t.ts, 1 AS v FROM",
+            "SELECT t.ts, 1 AS v, repeat(md5(CAST(t.ts AS VARCHAR)), 2000) AS pad FROM",
+        ),
+    )
+    .unwrap();
+    let now = "2026-03-01T00:00:00Z";
+    for delay_ms in [150u64, 400, 800, 1300] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("efmesh"))
+            .current_dir(p.path())
+            .env("EFMESH_NOW", now)
+            .env("EFMESH_TEST_S3_SECRET", SECRET)
+            .env("NO_COLOR", "1")
+            .args(["apply", "dev", "--yes"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        let keys = s3_keys(&bucket, "lake/");
+        for m in keys.iter().filter(|k| k.ends_with("manifest.json")) {
+            let text = query(
+                p.path(),
+                &format!("SELECT content FROM read_text('s3://{bucket}/{m}')"),
+            );
+            let manifest: Value = serde_json::from_str(&text[0]).unwrap();
+            let dir = m.trim_end_matches("manifest.json");
+            for f in manifest["files"].as_array().unwrap() {
+                let key = format!("{dir}{}", f["path"].as_str().unwrap());
+                assert!(
+                    keys.contains(&key),
+                    "after {delay_ms} ms: {m} names missing {key}"
+                );
+                assert_eq!(f["rows"].as_u64().unwrap() % 24, 0, "whole days only");
+            }
+        }
+    }
+    ok(p.path(), now, &["apply", "dev", "--yes"]);
+    assert_eq!(
+        query(
+            p.path(),
+            "SELECT CAST(count(*) AS VARCHAR) FROM dev__m.daily"
+        ),
+        [(59 * 24).to_string()]
+    );
+    assert_eq!(
+        query(p.path(), "SELECT CAST(n AS VARCHAR) FROM dev__m.total"),
+        [(59 * 24).to_string()]
+    );
 }
