@@ -125,6 +125,43 @@ pub struct EngineConfig {
     pub secrets: Vec<EngineSecret>,
     /// `[attach.*]`, attached at startup after the secrets, by name.
     pub attachments: Vec<Attachment>,
+    /// `[ducklake]`: the DuckLake catalog `target ducklake` models live in, attached last.
+    pub ducklake: Option<DuckLake>,
+}
+
+/// `[ducklake]`: where the DuckLake target keeps its catalog and its data files. Attached as
+/// [`crate::naming::DUCKLAKE_CATALOG`]; each version of a `target ducklake` model is a table
+/// in it, and environments are views over those tables, as for engine tables.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DuckLake {
+    /// The catalog database.
+    pub catalog: DuckLakeCatalog,
+    /// `data_path`: where the data files go (a folder relative to the project root, or an
+    /// `s3://` URL); DuckLake's default (next to the catalog) when absent.
+    pub data_path: Option<String>,
+}
+
+/// The database a DuckLake catalog is kept in, which decides the extension that reads it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum DuckLakeCatalog {
+    /// A SQLite file, relative to the project root (`sqlite_scanner`): several processes may
+    /// use it.
+    Sqlite(String),
+    /// A DuckDB file, relative to the project root: one process at a time.
+    DuckDb(String),
+    /// A PostgreSQL database (`postgres_scanner`), by URL: a catalog a team shares.
+    Postgres(Sensitive),
+}
+
+impl DuckLakeCatalog {
+    /// The extension DuckDB needs to read the catalog, besides `ducklake`.
+    pub fn extension(&self) -> Option<&'static str> {
+        match self {
+            DuckLakeCatalog::Sqlite(_) => Some("sqlite_scanner"),
+            DuckLakeCatalog::DuckDb(_) => None,
+            DuckLakeCatalog::Postgres(_) => Some("postgres_scanner"),
+        }
+    }
 }
 
 /// Text that may carry a credential (a secret's key, an attach URL with a password). It prints
@@ -266,10 +303,6 @@ pub struct Config {
     pub lake_path: Option<String>,
     /// The object-store lake, when `[lake] path` is an `s3://` URL.
     pub lake_s3: Option<S3Lake>,
-    /// `[ducklake] catalog`: the DuckLake catalog for models with `target ducklake`.
-    pub ducklake_catalog: Option<String>,
-    /// `[ducklake] data_path`: where DuckLake writes its data files, if not its default.
-    pub ducklake_data_path: Option<String>,
     /// Per-environment policies from `[environments.<name>]`, by environment name.
     pub environments: BTreeMap<String, EnvironmentConfig>,
 }
@@ -299,14 +332,13 @@ impl Config {
                 pool_size: DEFAULT_POOL_SIZE,
                 secrets: vec![],
                 attachments: vec![],
+                ducklake: None,
             },
             state: StateTarget::Sqlite {
                 path: "efmesh.state.sqlite".into(),
             },
             lake_path: None,
             lake_s3: None,
-            ducklake_catalog: None,
-            ducklake_data_path: None,
             environments: BTreeMap::new(),
         }
     }
@@ -520,13 +552,52 @@ impl Config {
             cfg.lake_path = Some(path);
         }
         if let Some(d) = &raw.ducklake {
-            cx.not_built(
-                &d.catalog,
-                "the DuckLake target (`[ducklake]`)",
-                "remove the `[ducklake]` section; use `target table` or `target parquet` until the DuckLake target lands",
-            );
-            cfg.ducklake_catalog = Some(cx.value(&d.catalog));
-            cfg.ducklake_data_path = d.data_path.as_ref().map(|p| cx.value(p));
+            let catalog = cx.value(&d.catalog);
+            let lower = catalog.to_ascii_lowercase();
+            let catalog = if lower.starts_with("postgres://") || lower.starts_with("postgresql://")
+            {
+                Some(DuckLakeCatalog::Postgres(Sensitive::new(catalog)))
+            } else if catalog.contains("://") {
+                cx.invalid(&d.catalog, "ducklake.catalog", "expected a SQLite or DuckDB file (relative to the project root) or a `postgres://` URL".into());
+                None
+            } else if [".sqlite", ".sqlite3", ".db"]
+                .iter()
+                .any(|x| lower.ends_with(x))
+            {
+                Some(DuckLakeCatalog::Sqlite(catalog))
+            } else if [".ducklake", ".duckdb"].iter().any(|x| lower.ends_with(x)) {
+                Some(DuckLakeCatalog::DuckDb(catalog))
+            } else {
+                cx.invalid(&d.catalog, "ducklake.catalog", "name the catalog's file by its kind: `.sqlite` (SQLite, several processes) or `.ducklake` (a DuckDB file, one process), or give a `postgres://` URL".into());
+                None
+            };
+            if matches!(cfg.engine.target, EngineTarget::Postgres { .. }) {
+                cx.invalid(&d.catalog, "ducklake", "the DuckLake target runs on a DuckDB engine; a PostgreSQL engine cannot attach it. Remove `[ducklake]`, or use a DuckDB engine (a PostgreSQL catalog is `catalog = \"postgres://...\"`)".into());
+            } else if let Some(c) = &catalog {
+                let missing: Vec<&str> = ["ducklake"]
+                    .into_iter()
+                    .chain(c.extension())
+                    .filter(|x| !cfg.engine.extensions.iter().any(|e| e == x))
+                    .collect();
+                if !missing.is_empty() {
+                    cx.invalid(&d.catalog, "ducklake.catalog", format!("this catalog is read through DuckDB's {}: add {} to `[engine] extensions`", missing.join(" and "), missing.iter().map(|m| format!("`\"{m}\"`")).collect::<Vec<_>>().join(", ")));
+                }
+            }
+            let data_path = d.data_path.as_ref().map(|p| {
+                let v = cx.value(p);
+                if v.contains("://") && !v.starts_with("s3://") {
+                    cx.invalid(
+                        p,
+                        "ducklake.data_path",
+                        "expected a folder (relative to the project root) or an `s3://` URL".into(),
+                    );
+                }
+                v
+            });
+            if matches!(catalog, Some(DuckLakeCatalog::Postgres(_))) && data_path.is_none() {
+                cx.invalid(&d.catalog, "ducklake.data_path", "a PostgreSQL catalog keeps no files: set `data_path` (a folder or an `s3://` URL) for the data".into());
+            }
+            cfg.engine.ducklake = catalog.map(|catalog| DuckLake { catalog, data_path });
         }
         for (name, e) in &raw.environments {
             cfg.environments.insert(
@@ -942,8 +1013,13 @@ mod tests {
             })
         );
         let dl = codes("[ducklake]\ncatalog = \"meta.ducklake\"\n");
-        assert_eq!((dl[0].0.as_str(), dl[0].1), ("not-built-yet", 2));
-        assert!(dl[0].2.contains("DuckLake"), "{dl:?}");
+        assert_eq!((dl[0].0.as_str(), dl[0].1), ("config-value", 2));
+        assert!(dl[0].2.contains("`\"ducklake\"`"), "{dl:?}");
+        let dl = codes("[engine]\nduckdb = \"x.duckdb\"\nextensions = [\"ducklake\", \"postgres_scanner\"]\n[ducklake]\ncatalog = \"postgres://u@h/d\"\n");
+        assert_eq!((dl[0].0.as_str(), dl[0].1), ("config-value", 5));
+        assert!(dl[0].2.contains("data_path"), "{dl:?}");
+        let dl = codes("[ducklake]\ncatalog = \"meta\"\n");
+        assert!(dl[0].2.contains("by its kind"), "{dl:?}");
         // PostgreSQL, but not over TLS yet, and only as a URL
         let pg = codes(
             "[engine]\npostgres = \"postgres://h/db?sslmode=require\"\n[state]\npostgres = \"h/db\"\n",

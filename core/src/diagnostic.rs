@@ -425,6 +425,12 @@ pub enum Problem {
         /// What the model asks for (`target parquet`, `reading files`).
         needs: String,
     },
+    /// A model with `target ducklake` in a project without `[ducklake]`.
+    #[error("`{model}` has `target ducklake`, but efmesh.toml has no `[ducklake] catalog`")]
+    TargetNeedsDuckLake {
+        /// The model.
+        model: String,
+    },
     /// A model with `target parquet` in a project without `[lake] path`.
     #[error("`{model}` has `target parquet`, but efmesh.toml has no `[lake] path`")]
     TargetNeedsLake {
@@ -514,6 +520,7 @@ impl Problem {
             Problem::EndBeforeStart { .. } => "end-before-start",
             Problem::NotBuiltYet { .. } => "not-built-yet",
             Problem::TargetNeedsLake { .. } => "target-needs-lake",
+            Problem::TargetNeedsDuckLake { .. } => "target-needs-ducklake",
             Problem::EngineLacks { .. } => "engine-lacks",
             Problem::TargetUnsupportedKind { .. } => "target-unsupported-kind",
             Problem::BatchConcurrencyUnsupported { .. } => "batch-concurrency-unsupported",
@@ -585,6 +592,7 @@ impl Problem {
             Problem::EndBeforeStart { .. } => Some("`end` is the last instant of the history to build; move it after `start`, or remove it to keep the history open".into()),
             Problem::NotBuiltYet { instead, .. } => Some(instead.clone()),
             Problem::EngineLacks { engine, .. } => Some(format!("use `[engine] duckdb = \"...\"` for this project, or change the model so the {engine} engine can build it (`target table`, a table the database already has)")),
+            Problem::TargetNeedsDuckLake { .. } => Some("add `[ducklake]` with `catalog = \"meta.sqlite\"` (and `ducklake`, `sqlite_scanner` in `[engine] extensions`) to efmesh.toml, or use `target table`".into()),
             Problem::TargetNeedsLake { .. } => Some("add `[lake]` with `path = \"lake\"` (a folder relative to the project root) to efmesh.toml, or use `target table`".into()),
             Problem::TargetUnsupportedKind { supported, .. } => Some(format!("it holds {} models; use `target table` for this one", supported.join(", "))),
             Problem::BatchConcurrencyUnsupported { kind, .. } if kind.starts_with("INCREMENTAL_BY_UNIQUE_KEY") || kind.starts_with("SCD") => Some("its batches build on each other (each upsert or SCD run reads what the previous one wrote), so they run one at a time; remove `batch_concurrency` or set it to 1".into()),

@@ -99,8 +99,11 @@ pub fn render_model(
                 }
                 RelationTarget::Physical(names) => {
                     names.get(&parent.name).cloned().unwrap_or_else(|| {
-                        let (s, t) = naming::physical_name(&parent.name, &project.fingerprints[p]);
-                        crate::quote::relation(&s, &t)
+                        naming::physical_relation(
+                            &parent.name,
+                            &project.fingerprints[p],
+                            parent.target == crate::model::Target::Ducklake,
+                        )
                     })
                 }
                 // mapped and EMBEDDED models returned above: the rest stay as written

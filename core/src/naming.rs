@@ -10,6 +10,22 @@ pub const PROD: &str = "prod";
 /// The schema that holds every physical table.
 pub const PHYSICAL_SCHEMA: &str = "_efmesh";
 
+/// The catalog name the `[ducklake]` catalog is attached as; `target ducklake` versions are
+/// tables in its [`PHYSICAL_SCHEMA`].
+pub const DUCKLAKE_CATALOG: &str = "efmesh_ducklake";
+
+/// The physical relation of a version as SQL: `_efmesh.<schema>__<table>__<fp8>`, or
+/// `efmesh_ducklake._efmesh.…` for a version kept in the DuckLake catalog.
+pub fn physical_relation(model: &str, fingerprint: &str, in_ducklake: bool) -> String {
+    let (schema, table) = physical_name(model, fingerprint);
+    let relation = crate::quote::relation(&schema, &table);
+    if in_ducklake {
+        format!("{}.{relation}", crate::quote::name_part(DUCKLAKE_CATALOG))
+    } else {
+        relation
+    }
+}
+
 /// The short form of a fingerprint used in physical names and human output.
 pub fn fp8(fingerprint: &str) -> &str {
     &fingerprint[..fingerprint.len().min(8)]

@@ -27,11 +27,10 @@ pub fn check(config: &Config, models: &[Model]) -> Vec<Diagnostic> {
                 },
                 at(),
             ));
-        } else if m.target == Target::Ducklake {
+        } else if m.target == Target::Ducklake && config.engine.ducklake.is_none() {
             out.push(Diagnostic::at(
-                Problem::NotBuiltYet {
-                    what: format!("`target ducklake` (model `{}`)", m.name),
-                    instead: "use `target table` (a DuckDB table) or `target parquet` (files in `[lake] path`) until the DuckLake target lands".into(),
+                Problem::TargetNeedsDuckLake {
+                    model: m.name.clone(),
                 },
                 at(),
             ));

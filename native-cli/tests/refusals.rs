@@ -36,7 +36,7 @@ fn errors(files: &[(&str, &str)]) -> (i32, Vec<(String, String, String)>) {
 const LAKE: &str = "[project]\nname = \"t\"\nstart = \"2026-01-01\"\n[lake]\npath = \"lake\"\n";
 
 #[test]
-fn target_ducklake_is_refused_until_it_is_built() {
+fn target_ducklake_without_a_catalog_is_refused_and_nothing_runs() {
     let (code, e) = errors(&[
         ("efmesh.toml", LAKE),
         (
@@ -48,9 +48,9 @@ fn target_ducklake_is_refused_until_it_is_built() {
     assert_eq!(e.len(), 1, "{e:?}");
     assert_eq!(
         (e[0].0.as_str(), e[0].1.as_str()),
-        ("not-built-yet", "models/a.sql:1:36")
+        ("target-needs-ducklake", "models/a.sql:1:36")
     );
-    assert!(e[0].2.contains("`target ducklake` (model `m.a`)"), "{e:?}");
+    assert!(e[0].2.contains("no `[ducklake] catalog`"), "{e:?}");
     // and apply never starts on it
     let p = project(&[
         ("efmesh.toml", LAKE),
@@ -73,7 +73,7 @@ fn target_ducklake_is_refused_until_it_is_built() {
 fn config_sections_efmesh_cannot_honour_are_refused_at_their_line() {
     let (code, e) = errors(&[(
         "efmesh.toml",
-        "[project]\nname = \"t\"\n[lake]\npath = \"s3://bucket/lake\"\n",
+        "[project]\nname = \"t\"\n[lake]\npath = \"gs://bucket/lake\"\n",
     )]);
     assert_eq!(code, 1);
     assert_eq!(
@@ -81,17 +81,19 @@ fn config_sections_efmesh_cannot_honour_are_refused_at_their_line() {
         ("not-built-yet", "efmesh.toml:4:8"),
         "{e:?}"
     );
-    assert!(e[0].2.contains("`s3://` lake"), "{e:?}");
+    assert!(e[0].2.contains("`gs://` lake"), "{e:?}");
 
     let (_, e) = errors(&[(
         "efmesh.toml",
         "[project]\nname = \"t\"\n[ducklake]\ncatalog = \"meta.ducklake\"\n",
     )]);
+    // the DuckLake target is built: a catalog the engine cannot read is refused at its line
     assert_eq!(
         (e[0].0.as_str(), e[0].1.as_str()),
-        ("not-built-yet", "efmesh.toml:4:11"),
+        ("config-value", "efmesh.toml:4:11"),
         "{e:?}"
     );
+    assert!(e[0].2.contains("`[engine] extensions`"), "{e:?}");
 
     let (_, e) = errors(&[(
         "efmesh.toml",

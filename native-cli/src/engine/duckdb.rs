@@ -151,6 +151,33 @@ impl DuckDbEngine {
                 values,
             }
         }));
+        if let Some(dl) = &config.ducklake {
+            use efmesh_core::config::DuckLakeCatalog;
+            let file = |p: &str| root.join(p).display().to_string();
+            let (catalog, values) = match &dl.catalog {
+                DuckLakeCatalog::Sqlite(p) => (format!("sqlite:{}", file(p)), vec![]),
+                DuckLakeCatalog::DuckDb(p) => (file(p), vec![]),
+                DuckLakeCatalog::Postgres(url) => (
+                    format!("postgres:{}", url.expose()),
+                    vec![url.expose().to_string()],
+                ),
+            };
+            let data_path = dl.data_path.as_ref().map(|d| {
+                if d.contains("://") {
+                    d.clone()
+                } else {
+                    format!("{}/", file(d).trim_end_matches('/'))
+                }
+            });
+            setup.push(Setup::Credentialed {
+                what: "the DuckLake catalog (`[ducklake]`)".into(),
+                sql: efmesh_core::sql::dialect::DuckDb::attach_ducklake(
+                    &catalog,
+                    data_path.as_deref(),
+                ),
+                values,
+            });
+        }
         for step in &setup {
             match step {
                 Setup::Plain { context, sql } if sql.starts_with("LOAD ") => {
@@ -378,11 +405,14 @@ impl Engine for DuckDbEngine {
     }
 
     fn table_columns(&mut self, qualified: &str) -> Result<Vec<(String, String)>, EngineError> {
-        let (schema, table) = qualified.split_once('.').unwrap_or(("main", qualified));
+        let (catalog, schema, table) = super::split_relation(qualified, "main");
+        let in_catalog = catalog
+            .map(|c| format!(" AND table_catalog = {}", efmesh_core::quote::literal(&c)))
+            .unwrap_or_default();
         self.pairs(&format!(
-            "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = {} AND table_name = {} ORDER BY ordinal_position",
-            efmesh_core::quote::literal(schema),
-            efmesh_core::quote::literal(table)
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = {} AND table_name = {}{in_catalog} ORDER BY ordinal_position",
+            efmesh_core::quote::literal(&schema),
+            efmesh_core::quote::literal(&table)
         ))
     }
 }
@@ -416,6 +446,7 @@ mod tests {
             pool_size: efmesh_core::config::DEFAULT_POOL_SIZE,
             secrets: vec![],
             attachments: vec![],
+            ducklake: None,
         };
         let mut e = DuckDbEngine::open(Path::new("/tmp"), ":memory:", &cfg).unwrap();
         assert_eq!(

@@ -180,14 +180,17 @@ pub trait Engine {
     /// What the relation `schema.table` is, if it exists: the janitor drops each physical
     /// version as what it really is (a parquet version is a view over files, not a table).
     fn relation_kind(&mut self, qualified: &str) -> Result<Option<RelationKind>, EngineError> {
-        let (schema, table) = qualified.split_once('.').unwrap_or(("main", qualified));
+        let (catalog, schema, table) = split_relation(qualified, "main");
         let lit = |s: &str| self.dialect().literal(s);
+        let in_catalog = catalog
+            .map(|c| format!(" AND table_catalog = {}", lit(&c)))
+            .unwrap_or_default();
         let rows = self.query(
             &format!("looking up {qualified}"),
             &format!(
-                "SELECT table_type FROM information_schema.tables WHERE table_schema = {} AND table_name = {}",
-                lit(schema),
-                lit(table)
+                "SELECT table_type FROM information_schema.tables WHERE table_schema = {} AND table_name = {}{in_catalog}",
+                lit(&schema),
+                lit(&table)
             ),
             Some(1),
         )?;
@@ -208,5 +211,38 @@ pub trait Engine {
     /// Quote an identifier.
     fn quote(&self, ident: &str) -> String {
         self.dialect().ident(ident)
+    }
+}
+
+/// `[catalog.]schema.table` as efmesh writes it (parts plain, or quoted by `quote::name_part`)
+/// split into its parts, unquoted; `default_schema` when only a table is given.
+pub fn split_relation(qualified: &str, default_schema: &str) -> (Option<String>, String, String) {
+    let mut parts = vec![];
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = qualified.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            '.' if !quoted => parts.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    parts.push(cur);
+    match parts.len() {
+        1 => (None, default_schema.to_string(), parts.remove(0)),
+        2 => {
+            let t = parts.pop().unwrap_or_default();
+            (None, parts.pop().unwrap_or_default(), t)
+        }
+        _ => {
+            let t = parts.pop().unwrap_or_default();
+            let s = parts.pop().unwrap_or_default();
+            (Some(parts.join(".")), s, t)
+        }
     }
 }

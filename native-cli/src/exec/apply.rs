@@ -75,10 +75,6 @@ pub fn os_user() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-fn qualified((schema, table): (String, String)) -> String {
-    efmesh_core::quote::relation(&schema, &table)
-}
-
 /// Physics the plan rebuilds because it was missing holds nothing, whatever the state says:
 /// its done intervals are cleared (one transaction) so the manifest and the passport never
 /// claim what the rebuild has not computed yet, and an unreadable manifest is removed so
@@ -182,9 +178,12 @@ pub fn apply_plan(
     let mut pfps: HashMap<String, String> = HashMap::new();
     for a in &plan.actions {
         if let Some(pfp) = &a.physical_fingerprint {
+            let in_ducklake = project
+                .model(&a.model)
+                .is_some_and(|m| m.target == efmesh_core::model::Target::Ducklake);
             names.insert(
                 a.model.clone(),
-                qualified(naming::physical_name(&a.model, pfp)),
+                naming::physical_relation(&a.model, pfp, in_ducklake),
             );
             pfps.insert(a.model.clone(), pfp.clone());
         }
@@ -254,6 +253,20 @@ pub fn apply_plan(
     {
         let create = engine.dialect().create_schema(PHYSICAL_SCHEMA);
         engine.execute("creating the physical schema", &create)?;
+        if project
+            .models
+            .iter()
+            .any(|m| m.target == efmesh_core::model::Target::Ducklake)
+        {
+            let create = format!(
+                "CREATE SCHEMA IF NOT EXISTS {}",
+                efmesh_core::quote::relation(naming::DUCKLAKE_CATALOG, PHYSICAL_SCHEMA)
+            );
+            engine.execute(
+                "creating the physical schema in the DuckLake catalog",
+                &create,
+            )?;
+        }
     }
     let results = if lanes > 1 {
         build_in_parallel(&cx, plan, &work, now, lanes, engine, state)?

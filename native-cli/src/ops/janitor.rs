@@ -22,6 +22,9 @@ pub struct JanitorOptions {
     pub dry_run: bool,
     /// "Now" (defaults to the clock).
     pub now: Option<DateTime<Utc>>,
+    /// Whether a `[ducklake]` catalog is attached: a version may be a table there, and
+    /// DuckLake's snapshots older than the ttl are expired and their files deleted.
+    pub ducklake: bool,
 }
 
 impl Default for JanitorOptions {
@@ -30,6 +33,7 @@ impl Default for JanitorOptions {
             ttl_days: 7.0,
             dry_run: false,
             now: None,
+            ducklake: false,
         }
     }
 }
@@ -82,15 +86,20 @@ pub fn run(
         skipped: vec![],
         dry_run: opts.dry_run,
     };
+    let mut ducklake_dropped = false;
     for p in state.orphans(cutoff)? {
-        let (schema, table) = naming::physical_name(&p.model, &p.physical_fingerprint);
+        // a version of a model the project may no longer have: look for it in both catalogs
+        let in_ducklake = opts.ducklake && {
+            let r = naming::physical_relation(&p.model, &p.physical_fingerprint, true);
+            engine.relation_kind(&r)?.is_some()
+        };
         let folder = lake
             .as_ref()
             .map(|l| VersionDir::new(l.clone(), &p.model, &p.physical_fingerprint))
             .filter(|d| d.exists());
         let item = Collected {
             model: p.model.clone(),
-            table: efmesh_core::quote::relation(&schema, &table),
+            table: naming::physical_relation(&p.model, &p.physical_fingerprint, in_ducklake),
             orphaned_at: p.orphaned_at.map(|t| t.to_rfc3339()),
             files: folder.as_ref().map(VersionDir::url),
         };
@@ -117,12 +126,33 @@ pub fn run(
                     "dropped orphaned physics"
                 );
                 report.dropped.push(item);
+                ducklake_dropped |= in_ducklake;
             }
             Err(e) => {
                 state.release(&p.physical_fingerprint, &claimer)?;
                 return Err(e);
             }
         }
+    }
+    if ducklake_dropped {
+        // a dropped DuckLake table keeps its files for time travel until its snapshots
+        // expire: expire those older than the ttl, then delete the files no snapshot needs
+        let d = engine.dialect();
+        let catalog = d.literal(naming::DUCKLAKE_CATALOG);
+        let before = d.literal(
+            &cutoff
+                .naive_utc()
+                .format("%Y-%m-%d %H:%M:%S%.6f")
+                .to_string(),
+        );
+        engine.execute(
+            "expiring DuckLake snapshots",
+            &format!("CALL ducklake_expire_snapshots({catalog}, older_than => CAST({before} AS TIMESTAMPTZ))"),
+        )?;
+        engine.execute(
+            "deleting DuckLake files no snapshot needs",
+            &format!("CALL ducklake_cleanup_old_files({catalog}, cleanup_all => true)"),
+        )?;
     }
     Ok(report)
 }

@@ -450,7 +450,8 @@ impl Efmesh {
     }
 
     /// Drop physics orphaned for longer than the ttl.
-    pub fn janitor(&self, opts: JanitorOptions) -> Result<JanitorReport, Error> {
+    pub fn janitor(&self, mut opts: JanitorOptions) -> Result<JanitorReport, Error> {
+        opts.ducklake = self.project.config.engine.ducklake.is_some();
         crate::ops::janitor::run(
             self.state()?.as_mut(),
             self.engine()?.as_mut(),

@@ -48,6 +48,21 @@ impl DuckDb {
     }
 }
 
+impl DuckDb {
+    /// The `[ducklake]` catalog as `ATTACH 'ducklake:<catalog>' AS efmesh_ducklake`, with its
+    /// `DATA_PATH` when one is set (both already resolved against the project root).
+    pub fn attach_ducklake(catalog: &str, data_path: Option<&str>) -> String {
+        let options = data_path
+            .map(|d| format!(" (DATA_PATH {})", crate::quote::literal(d)))
+            .unwrap_or_default();
+        format!(
+            "ATTACH IF NOT EXISTS {} AS {}{options}",
+            crate::quote::literal(&format!("ducklake:{catalog}")),
+            crate::quote::name_part(crate::naming::DUCKLAKE_CATALOG)
+        )
+    }
+}
+
 impl SqlDialect for DuckDb {
     fn name(&self) -> &'static str {
         "DuckDB"

@@ -10,7 +10,7 @@ pub(crate) fn run(dir: &Path, ttl: f64, dry_run: bool, json: bool) -> Exit {
     let opts = crate::JanitorOptions {
         ttl_days: ttl,
         dry_run,
-        now: None,
+        ..Default::default()
     };
     match Efmesh::open(dir).and_then(|p| p.janitor(opts)) {
         Err(e) => fail(e, json),
