@@ -262,3 +262,110 @@ fn check_refuses_a_ducklake_target_without_its_catalog_or_extensions() {
         "{v}"
     );
 }
+
+/// A DuckLake catalog on the PostgreSQL test server with its data in the S3 test server's
+/// bucket: the team-shared layout. Apply, promotion and a run; the catalog URL's password and
+/// the S3 secret never reach an output or a file.
+#[test]
+fn a_ducklake_on_a_postgresql_catalog_with_data_in_s3() {
+    let catalog = pg_database("ducklake_catalog");
+    let password = catalog
+        .split_once("://")
+        .and_then(|(_, r)| r.split_once('@'))
+        .and_then(|(userinfo, _)| userinfo.split_once(':'))
+        .map(|(_, pw)| pw.to_string())
+        .expect("the test server's URL carries a password");
+    let bucket = s3_bucket("ducklake");
+    let endpoint = s3_endpoint();
+    let cfg = format!(
+        "[project]\nname = \"t\"\nstart = \"2026-01-01\"\n[engine]\nduckdb = \"efmesh.duckdb\"\nextensions = [\"ducklake\", \"postgres_scanner\", \"httpfs\"]\n[engine.settings]\nextension_directory = \"{}\"\n[[engine.secrets]]\nname = \"data\"\ntype = \"s3\"\nkey_id = \"efmesh-test\"\nsecret = \"${{S3_SECRET}}\"\nregion = \"us-east-1\"\nendpoint = \"{}\"\nurl_style = \"path\"\nuse_ssl = false\n[ducklake]\ncatalog = \"${{CATALOG_URL}}\"\ndata_path = \"s3://{bucket}/dl/\"\n",
+        duckdb_extensions(),
+        endpoint.trim_start_matches("http://")
+    );
+    let p = project(&[
+        ("efmesh.toml", &cfg),
+        ("models/daily.sql", &daily("", "")),
+        ("models/total.sql", TOTAL),
+        ("models/report.sql", REPORT),
+    ]);
+    let run = |now: &str, args: &[&str]| {
+        let out = efmesh(p.path())
+            .env("EFMESH_NOW", now)
+            .env("S3_SECRET", "ducklake-s3-secret-91f2")
+            .env("CATALOG_URL", &catalog)
+            .args(args)
+            .output()
+            .unwrap();
+        for stream in [&out.stdout, &out.stderr] {
+            let text = String::from_utf8_lossy(stream);
+            assert!(
+                !text.contains(&password) && !text.contains("ducklake-s3-secret-91f2"),
+                "efmesh {args:?} printed a secret: {text}"
+            );
+        }
+        assert!(
+            out.status.success(),
+            "efmesh {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(
+        "2026-01-06T00:00:00Z",
+        &["--log-level", "trace", "apply", "dev", "--yes"],
+    );
+    run("2026-01-06T00:00:00Z", &["apply", "prod", "--yes"]);
+    run("2026-01-07T00:00:00Z", &["run", "prod"]);
+    let q = |sql: &str| {
+        let text = std::fs::read_to_string(p.path().join("efmesh.toml")).unwrap();
+        let env = |n: &str| match n {
+            "S3_SECRET" => Some("ducklake-s3-secret-91f2".to_string()),
+            "CATALOG_URL" => Some(catalog.clone()),
+            _ => None,
+        };
+        let cfg = efmesh_core::config::Config::parse("efmesh.toml", &text, &env).unwrap();
+        DuckDbEngine::open(p.path(), "efmesh.duckdb", &cfg.engine)
+            .unwrap()
+            .query_strings(sql)
+            .unwrap()
+            .remove(0)
+            .unwrap_or_default()
+    };
+    assert_eq!(q("SELECT CAST(n AS VARCHAR) FROM m.report"), "14400");
+    // dev's views read the same versions prod's run extended: one physics, two environments
+    assert_eq!(q("SELECT CAST(n AS VARCHAR) FROM dev__m.report"), "14400");
+    // the catalog is PostgreSQL's, the data files are in the bucket
+    let tables = pg_col_count(
+        &catalog,
+        "SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'ducklake_%'",
+    );
+    assert!(
+        tables > 5,
+        "DuckLake's catalog tables are in PostgreSQL: {tables}"
+    );
+    assert!(
+        s3_keys(&bucket, "dl/")
+            .iter()
+            .any(|k| k.ends_with(".parquet")),
+        "{:?}",
+        s3_keys(&bucket, "dl/")
+    );
+    for e in walkdir::WalkDir::new(p.path())
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+    {
+        let bytes = std::fs::read(e.path()).unwrap();
+        assert!(
+            !bytes
+                .windows(password.len())
+                .any(|w| w == password.as_bytes()),
+            "{} holds the catalog's password",
+            e.path().display()
+        );
+    }
+}
+
+fn pg_col_count(url: &str, sql: &str) -> i64 {
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    c.query_one(sql, &[]).unwrap().get(0)
+}
