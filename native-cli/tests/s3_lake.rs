@@ -352,3 +352,39 @@ fn a_backfill_killed_mid_upload_never_shows_readers_a_partial_version() {
         [(59 * 24).to_string()]
     );
 }
+
+/// An object store that cannot be reached stops a plan with an error naming it: it is never
+/// taken for lost physics, which would void the ledger and rebuild every version.
+#[test]
+fn an_unreachable_object_store_stops_the_plan_and_voids_nothing() {
+    let bucket = s3_bucket("outage");
+    let p = s3_project(&bucket);
+    ok(p.path(), "2026-01-06T00:00:00Z", &["apply", "dev", "--yes"]);
+    let good = std::fs::read_to_string(p.path().join("efmesh.toml")).unwrap();
+    let host = s3_endpoint().trim_start_matches("http://").to_string();
+    std::fs::write(
+        p.path().join("efmesh.toml"),
+        good.replace(&host, "127.0.0.1:1"),
+    )
+    .unwrap();
+    for args in [&["plan", "dev", "--json"][..], &["run", "dev", "--json"]] {
+        let out = at(p.path(), "2026-01-06T00:00:00Z", args);
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            text.contains("object-store") || text.contains("object store"),
+            "{args:?}: {text}"
+        );
+    }
+    std::fs::write(p.path().join("efmesh.toml"), good).unwrap();
+    let plan: Value = serde_json::from_slice(
+        &ok(p.path(), "2026-01-06T00:00:00Z", &["plan", "dev", "--json"]).stdout,
+    )
+    .unwrap();
+    assert_eq!(plan["hasChanges"], false, "nothing was voided: {plan}");
+    assert_eq!(
+        query(p.path(), "SELECT CAST(n AS VARCHAR) FROM dev__m.total"),
+        ["120"]
+    );
+}

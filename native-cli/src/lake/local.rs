@@ -159,6 +159,29 @@ impl LakeStore for LocalFs {
         Ok(out)
     }
 
+    fn list_all(&self, dir: &str) -> Result<Vec<Entry>, Error> {
+        let folder = self.path(dir);
+        let mut out = vec![];
+        for e in walkdir::WalkDir::new(&folder).into_iter().flatten() {
+            let Ok(meta) = e.metadata() else { continue };
+            if !meta.is_file() {
+                continue;
+            }
+            let Ok(rel) = e.path().strip_prefix(&self.root) else {
+                continue;
+            };
+            out.push(Entry {
+                key: rel
+                    .to_string_lossy()
+                    .replace(std::path::MAIN_SEPARATOR, "/"),
+                size: meta.len(),
+                modified: meta.modified().unwrap_or(std::time::UNIX_EPOCH),
+            });
+        }
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    }
+
     fn exists(&self, key: &str) -> bool {
         self.path(key).exists()
     }

@@ -78,21 +78,28 @@ impl VersionDir {
 
     /// The published manifest, if any. A manifest that cannot be read is an error naming it.
     pub fn manifest(&self) -> Result<Option<Manifest>, Error> {
+        self.read_manifest()?.transpose()
+    }
+
+    /// The manifest in two layers: the outer error is the store's (unreachable, refused),
+    /// the inner one a manifest that is there but does not parse. Only the inner kind is
+    /// missing physics; a store that cannot be reached must stop a plan, never rebuild.
+    pub fn read_manifest(&self) -> Result<Option<Result<Manifest, Error>>, Error> {
         let key = self.file(MANIFEST_FILE);
         let Some(bytes) = self.store.read(&key)? else {
             return Ok(None);
         };
         let text = String::from_utf8_lossy(&bytes);
-        Manifest::parse(&text).map(Some).map_err(|e| Error::Io {
+        Ok(Some(Manifest::parse(&text).map_err(|e| Error::Io {
             path: self.store.url(&key).into(),
             message: format!("{e}; delete it and re-apply to republish"),
-        })
+        })))
     }
 
-    /// Remove the version's manifest if it cannot be read, so a rebuild publishes a fresh one
+    /// Remove the version's manifest if it does not parse, so a rebuild publishes a fresh one
     /// from the files it writes (the files stay until they are replaced or swept).
     pub fn discard_unreadable_manifest(&self) -> Result<(), Error> {
-        if self.manifest().is_err() {
+        if let Some(Err(_)) = self.read_manifest()? {
             self.store.delete(&self.file(MANIFEST_FILE))?;
         }
         Ok(())

@@ -145,10 +145,12 @@ impl LakeStore for S3Store {
         let name = content_name(&bytes);
         let key = join(&scratch.dir, &name);
         let size = bytes.len() as u64;
-        self.runtime
-            .block_on(self.store.put(&self.path(&key), PutPayload::from(bytes)))
-            .map_err(|e| self.fail(&key, e))?;
+        let put = self
+            .runtime
+            .block_on(self.store.put(&self.path(&key), PutPayload::from(bytes)));
+        // uploaded or refused, the local copy has served its purpose: a rerun recomputes it
         self.scratch.discard(scratch);
+        put.map_err(|e| self.fail(&key, e))?;
         Ok((name, size))
     }
 
@@ -186,6 +188,20 @@ impl LakeStore for S3Store {
             .map_err(|e| self.fail(dir, e))?;
         let mut out: Vec<Entry> = listed
             .objects
+            .iter()
+            .map(|o| Entry {
+                key: self.key_of(o),
+                size: o.size,
+                modified: std::time::SystemTime::from(o.last_modified),
+            })
+            .collect();
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    }
+
+    fn list_all(&self, dir: &str) -> Result<Vec<Entry>, Error> {
+        let mut out: Vec<Entry> = self
+            .all_under(dir)?
             .iter()
             .map(|o| Entry {
                 key: self.key_of(o),

@@ -56,6 +56,9 @@ pub trait LakeStore: Send + Sync {
     fn write(&self, key: &str, bytes: &[u8]) -> Result<(), Error>;
     /// The files directly in folder `dir` (none when it does not exist).
     fn list(&self, dir: &str) -> Result<Vec<Entry>, Error>;
+    /// Every file under folder `dir`, at any depth (one listing on an object store, so a
+    /// plan checks a version's files with one request, not one per file).
+    fn list_all(&self, dir: &str) -> Result<Vec<Entry>, Error>;
     /// Whether `key` exists.
     fn exists(&self, key: &str) -> bool;
     /// Delete `key`; gone already is fine.

@@ -47,25 +47,31 @@ fn served_lake_versions<'a>(
 
 /// The served `target parquet` versions of `project` in `pointers` whose manifest is missing
 /// or unreadable, or names files that are gone. Reads manifests only: cheap enough for every
-/// plan.
+/// plan. A store that cannot be reached is an error, never missing physics: an outage must
+/// stop a plan, not rebuild every version.
 pub fn missing_in_lake(
     project: &Project,
     pointers: &BTreeMap<String, Pointer>,
     lake: Option<&Arc<dyn LakeStore>>,
-) -> Vec<MissingPhysics> {
+) -> Result<Vec<MissingPhysics>, Error> {
     let Some(lake) = lake else {
-        return vec![];
+        return Ok(vec![]);
     };
     let mut out = vec![];
     for (m, p, dir) in served_lake_versions(project, pointers, lake) {
-        let what = match dir.manifest() {
-            Ok(None) => Some(format!("{} has no manifest", dir.url())),
-            Err(e) => Some(format!("its manifest cannot be read: {e}")),
-            Ok(Some(manifest)) => {
+        let what = match dir.read_manifest()? {
+            None => Some(format!("{} has no manifest", dir.url())),
+            Some(Err(e)) => Some(format!("its manifest cannot be read: {e}")),
+            Some(Ok(manifest)) => {
+                let present: HashSet<String> = lake
+                    .list_all(&dir.key)?
+                    .into_iter()
+                    .map(|e| e.key)
+                    .collect();
                 let gone: Vec<&str> = manifest
                     .files
                     .iter()
-                    .filter(|f| !lake.exists(&dir.file(&f.path)))
+                    .filter(|f| !present.contains(&dir.file(&f.path)))
                     .map(|f| f.path.as_str())
                     .collect();
                 (!gone.is_empty()).then(|| {
@@ -85,7 +91,7 @@ pub fn missing_in_lake(
             });
         }
     }
-    out
+    Ok(out)
 }
 
 /// The served versions of `project` in `pointers` that hold physics in the engine (tables,

@@ -204,7 +204,7 @@ impl Efmesh {
     ) -> Result<Vec<crate::ops::reality::MissingPhysics>, Error> {
         let project = self.project_for(env)?;
         let mut missing =
-            crate::ops::reality::missing_in_lake(&project, pointers, self.backends.lake.as_ref());
+            crate::ops::reality::missing_in_lake(&project, pointers, self.backends.lake.as_ref())?;
         if pointers.is_empty() {
             return Ok(missing);
         }
