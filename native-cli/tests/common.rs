@@ -96,15 +96,7 @@ pub fn pg_server() -> String {
 /// A fresh, empty database on the test server for one test, its URL returned.
 pub fn pg_database(prefix: &str) -> String {
     let server = pg_server();
-    let name = format!(
-        "{prefix}_{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-            % 1_000_000_000
-    );
+    let name = unique_name(prefix, '_');
     let mut c = postgres::Client::connect(&server, postgres::NoTls)
         .unwrap_or_else(|e| panic!("cannot reach the test server: {e}"));
     c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
@@ -188,15 +180,7 @@ pub fn s3_http(method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
 
 /// A fresh, empty bucket on the S3 test server, its name returned.
 pub fn s3_bucket(prefix: &str) -> String {
-    let name = format!(
-        "{prefix}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-            % 1_000_000_000
-    );
+    let name = unique_name(prefix, '-');
     let (status, body) = s3_http("PUT", &format!("/{name}"), b"");
     assert_eq!(
         status,
@@ -223,4 +207,14 @@ pub fn s3_keys(bucket: &str, prefix: &str) -> Vec<String> {
         .collect();
     keys.sort();
     keys
+}
+
+/// `prefix`, this process and the clock joined by `sep`: a name no other test picks.
+pub fn unique_name(prefix: &str, sep: char) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+        % 1_000_000_000;
+    format!("{prefix}{sep}{}{sep}{nanos}", std::process::id())
 }

@@ -107,6 +107,15 @@ impl S3Store {
             .map_err(|e| self.fail(dir, e))
     }
 
+    /// `meta` as a listing shows it.
+    fn entry(&self, meta: &object_store::ObjectMeta) -> Entry {
+        Entry {
+            key: self.key_of(meta),
+            size: meta.size,
+            modified: std::time::SystemTime::from(meta.last_modified),
+        }
+    }
+
     /// `meta`'s key relative to the lake's prefix.
     fn key_of(&self, meta: &object_store::ObjectMeta) -> String {
         let full = meta.location.to_string();
@@ -186,29 +195,13 @@ impl LakeStore for S3Store {
             .runtime
             .block_on(self.store.list_with_delimiter(Some(&prefix)))
             .map_err(|e| self.fail(dir, e))?;
-        let mut out: Vec<Entry> = listed
-            .objects
-            .iter()
-            .map(|o| Entry {
-                key: self.key_of(o),
-                size: o.size,
-                modified: std::time::SystemTime::from(o.last_modified),
-            })
-            .collect();
+        let mut out: Vec<Entry> = listed.objects.iter().map(|o| self.entry(o)).collect();
         out.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(out)
     }
 
     fn list_all(&self, dir: &str) -> Result<Vec<Entry>, Error> {
-        let mut out: Vec<Entry> = self
-            .all_under(dir)?
-            .iter()
-            .map(|o| Entry {
-                key: self.key_of(o),
-                size: o.size,
-                modified: std::time::SystemTime::from(o.last_modified),
-            })
-            .collect();
+        let mut out: Vec<Entry> = self.all_under(dir)?.iter().map(|o| self.entry(o)).collect();
         out.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(out)
     }
