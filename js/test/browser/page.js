@@ -1,6 +1,7 @@
-// One fetch per model (its manifest), then duckdb-wasm reads exactly the files it names.
+// One fetch per model (its manifest), then duckdb-wasm reads exactly the files it names, resolved
+// against the manifest's URL (the page's own server, or another origin such as an S3 bucket).
 import * as duckdb from "@duckdb/duckdb-wasm";
-import { fetchManifest, registerModel, passportOf, BUILD } from "@efmesh/lake";
+import { fetchManifest, registerModel, resolveFiles, passportOf, BUILD } from "@efmesh/lake";
 
 const dist = "/node_modules/@duckdb/duckdb-wasm/dist/";
 const status = document.getElementById("status");
@@ -21,7 +22,7 @@ try {
     await conn.close();
     const count = table.toArray()[0].n;
     const passport = passportOf(manifest);
-    results.push({ model: manifest.model, relation, count, passport });
+    results.push({ model: manifest.model, relation, count, passport, files: resolveFiles(url, manifest) });
 
     const s = document.createElement("section");
     s.dataset.model = manifest.model;
