@@ -26,76 +26,123 @@ const TOTAL: &str =
 const REPORT: &str =
     "MODEL (name m.report, kind FULL, cron '@daily');\nSELECT count(*) AS n FROM m.total\n";
 
-fn at(dir: &Path, now: &str, args: &[&str]) -> Value {
-    let out = efmesh(dir)
-        .env("EFMESH_NOW", now)
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "efmesh {args:?}: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    json(&out.stdout)
+/// A project whose DuckLake catalog and data live somewhere (`vars` fill its `${VAR}`s and are
+/// secrets: none may appear in an output), with what the scenario needs to look at them.
+struct Lake {
+    dir: tempfile::TempDir,
+    vars: Vec<(String, String)>,
+    /// The bucket holding the data files, when `data_path` is `s3://`.
+    bucket: Option<String>,
 }
 
-fn query(dir: &Path, sql: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(dir.join("efmesh.toml")).unwrap();
-    let cfg = efmesh_core::config::Config::parse("efmesh.toml", &text, &|_| None).unwrap();
-    DuckDbEngine::open(dir, "efmesh.duckdb", &cfg.engine)
-        .unwrap()
-        .query_strings(sql)
-        .unwrap()
-        .into_iter()
-        .map(Option::unwrap_or_default)
-        .collect()
-}
+impl Lake {
+    fn new(config: &str, vars: Vec<(String, String)>, bucket: Option<String>) -> Lake {
+        let dir = project(&[
+            ("efmesh.toml", config),
+            ("models/daily.sql", &daily("", "")),
+            ("models/total.sql", TOTAL),
+            ("models/report.sql", REPORT),
+        ]);
+        Lake { dir, vars, bucket }
+    }
 
-fn one(dir: &Path, sql: &str) -> String {
-    query(dir, sql).remove(0)
-}
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
 
-/// The `_efmesh` tables of each catalog, as `catalog:table`.
-fn physical(dir: &Path) -> Vec<String> {
-    query(
-        dir,
-        "SELECT table_catalog || ':' || table_name FROM information_schema.tables WHERE table_schema = '_efmesh' ORDER BY 1",
-    )
-}
+    fn at(&self, now: &str, args: &[&str]) -> Value {
+        let mut c = efmesh(self.path());
+        c.env("EFMESH_NOW", now).args(args).arg("--json");
+        for (k, v) in &self.vars {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        for stream in [&out.stdout, &out.stderr] {
+            let text = String::from_utf8_lossy(stream);
+            for (k, v) in &self.vars {
+                assert!(
+                    !text.contains(v.as_str()),
+                    "efmesh {args:?} printed ${{{k}}}: {text}"
+                );
+            }
+        }
+        assert!(
+            out.status.success(),
+            "efmesh {args:?}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        json(&out.stdout)
+    }
 
-fn data_files(dir: &Path) -> usize {
-    walkdir::WalkDir::new(dir.join("lake-data"))
-        .into_iter()
-        .flatten()
-        .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "parquet"))
-        .count()
+    fn query(&self, sql: &str) -> Vec<String> {
+        let text = std::fs::read_to_string(self.path().join("efmesh.toml")).unwrap();
+        let env = |n: &str| {
+            self.vars
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.clone())
+        };
+        let cfg = efmesh_core::config::Config::parse("efmesh.toml", &text, &env).unwrap();
+        DuckDbEngine::open(self.path(), "efmesh.duckdb", &cfg.engine)
+            .unwrap()
+            .query_strings(sql)
+            .unwrap()
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect()
+    }
+
+    fn one(&self, sql: &str) -> String {
+        self.query(sql).remove(0)
+    }
+
+    /// The `_efmesh` tables of each catalog, as `catalog:table`.
+    fn physical(&self) -> Vec<String> {
+        self.query(
+            "SELECT table_catalog || ':' || table_name FROM information_schema.tables WHERE table_schema = '_efmesh' ORDER BY 1",
+        )
+    }
+
+    /// DuckLake's parquet files, in the data folder or the bucket.
+    fn data_files(&self) -> usize {
+        match &self.bucket {
+            Some(b) => s3_keys(b, "dl/")
+                .iter()
+                .filter(|k| k.ends_with(".parquet"))
+                .count(),
+            None => walkdir::WalkDir::new(self.path().join("lake-data"))
+                .into_iter()
+                .flatten()
+                .filter(|e| {
+                    e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "parquet")
+                })
+                .count(),
+        }
+    }
 }
 
 #[test]
 fn ducklake_versions_apply_promote_run_evolve_time_travel_and_are_collected() {
-    let p = project(&[
-        ("efmesh.toml", &config()),
-        ("models/daily.sql", &daily("", "")),
-        ("models/total.sql", TOTAL),
-        ("models/report.sql", REPORT),
-    ]);
-    at(p.path(), "2026-01-06T00:00:00Z", &["check"]);
-    at(p.path(), "2026-01-06T00:00:00Z", &["apply", "dev", "--yes"]);
+    let l = Lake::new(&config(), vec![], None);
+    scenario(&l);
+    assert!(l.path().join("meta.sqlite").exists());
+}
+
+/// Apply, promotion without a snapshot, a run, time travel, forward-only, a breaking change
+/// and the janitor, on whatever catalog and data path `l` has.
+fn scenario(l: &Lake) {
+    l.at("2026-01-06T00:00:00Z", &["check"]);
+    l.at("2026-01-06T00:00:00Z", &["apply", "dev", "--yes"]);
     assert_eq!(
-        one(
-            p.path(),
-            "SELECT CAST(count(*) AS VARCHAR) FROM dev__m.total"
-        ),
+        l.one("SELECT CAST(count(*) AS VARCHAR) FROM dev__m.total"),
         "12000"
     );
     assert_eq!(
-        one(p.path(), "SELECT CAST(n AS VARCHAR) FROM dev__m.report"),
+        l.one("SELECT CAST(n AS VARCHAR) FROM dev__m.report"),
         "12000"
     );
-    let tables = physical(p.path());
+    let tables = l.physical();
     let kinds: Vec<&str> = tables
         .iter()
         .map(|t| t.rsplit_once("__").unwrap().0)
@@ -109,81 +156,57 @@ fn ducklake_versions_apply_promote_run_evolve_time_travel_and_are_collected() {
         ],
         "the ducklake versions live in the catalog, the table one in the database"
     );
-    assert!(p.path().join("meta.sqlite").exists());
     assert!(
-        data_files(p.path()) >= 2,
+        l.data_files() >= 2,
         "DuckLake wrote its data under data_path"
     );
-    let snapshots = || {
-        one(
-            p.path(),
-            "SELECT CAST(count(*) AS VARCHAR) FROM efmesh_ducklake.snapshots()",
-        )
-    };
+    let snapshots = || l.one("SELECT CAST(count(*) AS VARCHAR) FROM efmesh_ducklake.snapshots()");
     let before_promotion = snapshots();
 
     // promotion is views only: no DuckLake snapshot, nothing recomputed
-    let v = at(
-        p.path(),
-        "2026-01-06T00:00:00Z",
-        &["apply", "prod", "--yes"],
-    );
+    let v = l.at("2026-01-06T00:00:00Z", &["apply", "prod", "--yes"]);
     assert!(v["built"].as_array().unwrap().is_empty(), "{v}");
     assert_eq!(snapshots(), before_promotion);
-    assert_eq!(
-        one(p.path(), "SELECT CAST(n AS VARCHAR) FROM m.report"),
-        "12000"
-    );
+    assert_eq!(l.one("SELECT CAST(n AS VARCHAR) FROM m.report"), "12000");
 
     // a new interval: DELETE + INSERT of one day in a catalog transaction
     let daily_table = tables[1].split(':').nth(1).unwrap().to_string();
-    let version_before_run: String = one(
-        p.path(),
-        "SELECT CAST(max(snapshot_id) AS VARCHAR) FROM efmesh_ducklake.snapshots()",
-    );
-    at(p.path(), "2026-01-07T00:00:00Z", &["run", "dev"]);
+    let version_before_run: String =
+        l.one("SELECT CAST(max(snapshot_id) AS VARCHAR) FROM efmesh_ducklake.snapshots()");
+    l.at("2026-01-07T00:00:00Z", &["run", "dev"]);
     assert_eq!(
-        one(p.path(), "SELECT CAST(n AS VARCHAR) FROM dev__m.report"),
+        l.one("SELECT CAST(n AS VARCHAR) FROM dev__m.report"),
         "14400"
     );
     // DuckLake time travel reads the efmesh version as it was before the run
     assert_eq!(
-        one(
-            p.path(),
-            &format!("SELECT CAST(count(*) AS VARCHAR) FROM efmesh_ducklake._efmesh.{daily_table} AT (VERSION => {version_before_run})")
+        l.one(&format!("SELECT CAST(count(*) AS VARCHAR) FROM efmesh_ducklake._efmesh.{daily_table} AT (VERSION => {version_before_run})")
         ),
         "12000"
     );
 
     // forward-only: the column is added with ALTER in the catalog, no row recomputed
     std::fs::write(
-        p.path().join("models/daily.sql"),
+        l.path().join("models/daily.sql"),
         daily(", 2 AS w", ", w INTEGER"),
     )
     .unwrap();
-    let v = at(
-        p.path(),
+    let v = l.at(
         "2026-01-07T00:00:00Z",
         &["apply", "dev", "--yes", "--forward-only", "m.daily"],
     );
     assert!(v["batches"].as_array().unwrap().is_empty(), "{v}");
     assert_eq!(
-        one(
-            p.path(),
-            "SELECT CAST(count(w) AS VARCHAR) FROM dev__m.daily"
-        ),
+        l.one("SELECT CAST(count(w) AS VARCHAR) FROM dev__m.daily"),
         "0"
     );
-    at(p.path(), "2026-01-08T00:00:00Z", &["run", "dev"]);
+    l.at("2026-01-08T00:00:00Z", &["run", "dev"]);
     assert_eq!(
-        one(
-            p.path(),
-            "SELECT CAST(count(w) AS VARCHAR) FROM dev__m.daily"
-        ),
+        l.one("SELECT CAST(count(w) AS VARCHAR) FROM dev__m.daily"),
         "2400"
     );
     assert_eq!(
-        physical(p.path())
+        l.physical()
             .iter()
             .filter(|t| t.contains("m__daily__"))
             .count(),
@@ -194,22 +217,22 @@ fn ducklake_versions_apply_promote_run_evolve_time_travel_and_are_collected() {
     // a breaking change to m.total: a new version; once prod moves on, the janitor drops the
     // old table from the catalog and DuckLake deletes its files
     std::fs::write(
-        p.path().join("models/total.sql"),
+        l.path().join("models/total.sql"),
         TOTAL.replace("ts, v", "ts, v + 0 AS v"),
     )
     .unwrap();
     for env in ["dev", "prod"] {
-        at(p.path(), "2026-01-08T00:00:00Z", &["apply", env, "--yes"]);
+        l.at("2026-01-08T00:00:00Z", &["apply", env, "--yes"]);
     }
     let totals = || {
-        physical(p.path())
+        l.physical()
             .into_iter()
             .filter(|t| t.contains("m__total__"))
             .collect::<Vec<_>>()
     };
     assert_eq!(totals().len(), 2);
-    let files_before = data_files(p.path());
-    let j = at(p.path(), "2026-01-08T00:00:00Z", &["janitor", "--ttl", "0"]);
+    let files_before = l.data_files();
+    let j = l.at("2026-01-08T00:00:00Z", &["janitor", "--ttl", "0"]);
     let dropped: Vec<&str> = j["dropped"]
         .as_array()
         .unwrap()
@@ -222,19 +245,16 @@ fn ducklake_versions_apply_promote_run_evolve_time_travel_and_are_collected() {
             .any(|t| t.starts_with("efmesh_ducklake._efmesh.m__total__")),
         "{j}"
     );
-    assert_eq!(totals().len(), 1, "{:?}", physical(p.path()));
+    assert_eq!(totals().len(), 1, "{:?}", l.physical());
     assert!(
-        data_files(p.path()) < files_before,
+        l.data_files() < files_before,
         "the dropped version's files were deleted"
     );
     assert_eq!(
-        one(p.path(), "SELECT CAST(count(*) AS VARCHAR) FROM m.total"),
+        l.one("SELECT CAST(count(*) AS VARCHAR) FROM m.total"),
         "16800"
     );
-    assert_eq!(
-        one(p.path(), "SELECT CAST(n AS VARCHAR) FROM m.report"),
-        "16800"
-    );
+    assert_eq!(l.one("SELECT CAST(n AS VARCHAR) FROM m.report"), "16800");
 }
 
 #[test]
@@ -264,7 +284,7 @@ fn check_refuses_a_ducklake_target_without_its_catalog_or_extensions() {
 }
 
 /// A DuckLake catalog on the PostgreSQL test server with its data in the S3 test server's
-/// bucket: the team-shared layout. Apply, promotion and a run; the catalog URL's password and
+/// bucket, the team-shared layout, through the same scenario; the catalog URL's password and
 /// the S3 secret never reach an output or a file.
 #[test]
 fn a_ducklake_on_a_postgresql_catalog_with_data_in_s3() {
@@ -282,57 +302,16 @@ fn a_ducklake_on_a_postgresql_catalog_with_data_in_s3() {
         duckdb_extensions(),
         endpoint.trim_start_matches("http://")
     );
-    let p = project(&[
-        ("efmesh.toml", &cfg),
-        ("models/daily.sql", &daily("", "")),
-        ("models/total.sql", TOTAL),
-        ("models/report.sql", REPORT),
-    ]);
-    let run = |now: &str, args: &[&str]| {
-        let out = efmesh(p.path())
-            .env("EFMESH_NOW", now)
-            .env("S3_SECRET", "ducklake-s3-secret-91f2")
-            .env("CATALOG_URL", &catalog)
-            .args(args)
-            .output()
-            .unwrap();
-        for stream in [&out.stdout, &out.stderr] {
-            let text = String::from_utf8_lossy(stream);
-            assert!(
-                !text.contains(&password) && !text.contains("ducklake-s3-secret-91f2"),
-                "efmesh {args:?} printed a secret: {text}"
-            );
-        }
-        assert!(
-            out.status.success(),
-            "efmesh {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    run(
-        "2026-01-06T00:00:00Z",
-        &["--log-level", "trace", "apply", "dev", "--yes"],
+    let l = Lake::new(
+        &cfg,
+        vec![
+            ("S3_SECRET".into(), "ducklake-s3-secret-91f2".into()),
+            ("CATALOG_URL".into(), catalog.clone()),
+        ],
+        Some(bucket.clone()),
     );
-    run("2026-01-06T00:00:00Z", &["apply", "prod", "--yes"]);
-    run("2026-01-07T00:00:00Z", &["run", "prod"]);
-    let q = |sql: &str| {
-        let text = std::fs::read_to_string(p.path().join("efmesh.toml")).unwrap();
-        let env = |n: &str| match n {
-            "S3_SECRET" => Some("ducklake-s3-secret-91f2".to_string()),
-            "CATALOG_URL" => Some(catalog.clone()),
-            _ => None,
-        };
-        let cfg = efmesh_core::config::Config::parse("efmesh.toml", &text, &env).unwrap();
-        DuckDbEngine::open(p.path(), "efmesh.duckdb", &cfg.engine)
-            .unwrap()
-            .query_strings(sql)
-            .unwrap()
-            .remove(0)
-            .unwrap_or_default()
-    };
-    assert_eq!(q("SELECT CAST(n AS VARCHAR) FROM m.report"), "14400");
-    // dev's views read the same versions prod's run extended: one physics, two environments
-    assert_eq!(q("SELECT CAST(n AS VARCHAR) FROM dev__m.report"), "14400");
+    l.at("2026-01-06T00:00:00Z", &["--log-level", "trace", "check"]);
+    scenario(&l);
     // the catalog is PostgreSQL's, the data files are in the bucket
     let tables = pg_col_count(
         &catalog,
@@ -342,14 +321,8 @@ fn a_ducklake_on_a_postgresql_catalog_with_data_in_s3() {
         tables > 5,
         "DuckLake's catalog tables are in PostgreSQL: {tables}"
     );
-    assert!(
-        s3_keys(&bucket, "dl/")
-            .iter()
-            .any(|k| k.ends_with(".parquet")),
-        "{:?}",
-        s3_keys(&bucket, "dl/")
-    );
-    for e in walkdir::WalkDir::new(p.path())
+    assert!(!l.path().join("lake-data").exists(), "no local data folder");
+    for e in walkdir::WalkDir::new(l.path())
         .into_iter()
         .flatten()
         .filter(|e| e.file_type().is_file())
