@@ -50,14 +50,9 @@ pub fn validate_env(env: &str) -> Result<(), InvalidEnvironment> {
     }
 }
 
-/// Whether `name` is a plain SQL identifier: letters, digits and `_`, not starting with a
-/// digit; a name of this shape means the same quoted or not, in DuckDB and PostgreSQL alike.
-pub fn plain_ident(part: &str) -> bool {
-    part.chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
+/// Whether a name part is a plain SQL identifier, the shape every model name's parts must
+/// have; quoting owns the definition, since it decides what may be written bare.
+pub use crate::quote::is_plain as plain_ident;
 
 /// Whether `name` is a relation of one to three plain identifiers (`t`, `s.t`, `c.s.t`): the
 /// only form in which an EXTERNAL table's name is written into SQL.

@@ -18,11 +18,20 @@ pub fn ident(s: &str) -> String {
 /// case-insensitively), and anything else quoted. Every engine, view and physical name
 /// efmesh writes goes through here, so a name that slipped past `check` is still one name.
 pub fn name_part(s: &str) -> String {
-    if crate::naming::plain_ident(s) {
+    if is_plain(s) {
         s.to_string()
     } else {
         ident(s)
     }
+}
+
+/// Whether `part` is a plain SQL identifier: letters, digits and `_`, not starting with a
+/// digit; a name of this shape means the same quoted or not, in DuckDB and PostgreSQL alike.
+pub fn is_plain(part: &str) -> bool {
+    part.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// `schema.table` as SQL, each part through [`name_part`].
