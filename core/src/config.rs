@@ -105,7 +105,7 @@ pub enum EngineTarget {
     /// A PostgreSQL connection URL.
     Postgres {
         /// The connection URL, with `${VAR}` (e.g. a password) already resolved.
-        url: String,
+        url: Sensitive,
     },
 }
 
@@ -272,7 +272,7 @@ pub enum StateTarget {
     /// A PostgreSQL database, so a team can share one state.
     Postgres {
         /// The connection URL, with `${VAR}` already resolved.
-        url: String,
+        url: Sensitive,
     },
 }
 
@@ -397,7 +397,7 @@ impl Config {
                 }
                 (Some(d), None) => EngineTarget::Duckdb { path: cx.value(d) },
                 (None, Some(p)) => EngineTarget::Postgres {
-                    url: cx.postgres_url(p, "engine.postgres"),
+                    url: Sensitive::new(cx.postgres_url(p, "engine.postgres")),
                 },
                 (None, None) => cfg.engine.target,
             };
@@ -493,7 +493,7 @@ impl Config {
                 }
                 (Some(f), None) => StateTarget::Sqlite { path: cx.value(f) },
                 (None, Some(p)) => StateTarget::Postgres {
-                    url: cx.postgres_url(p, "state.postgres"),
+                    url: Sensitive::new(cx.postgres_url(p, "state.postgres")),
                 },
                 (None, None) => cfg.state,
             };
@@ -1037,8 +1037,12 @@ mod tests {
         assert_eq!(
             c.engine.target,
             EngineTarget::Postgres {
-                url: "postgres://u:s3cret@h:5432/db".into()
+                url: Sensitive::new("postgres://u:s3cret@h:5432/db".into())
             }
+        );
+        assert!(
+            !format!("{c:?}").contains("s3cret"),
+            "the password never prints"
         );
         assert_eq!((c.engine.pool_size, c.dialect()), (8, Dialect::Postgres));
         // a local folder is fine

@@ -54,7 +54,7 @@ pub fn open(root: &Path, config: &Config) -> Result<Backends, Error> {
             EngineTarget::Duckdb { path } => (Arc::new(duckdb(path)), Arc::new(duckdb(":memory:"))),
             // `efmesh test` runs unit tests on in-memory DuckDB whatever the engine is
             EngineTarget::Postgres { url } => (
-                Arc::new(PostgresFactory::new(url, &config.engine)?),
+                Arc::new(PostgresFactory::new(url.expose(), &config.engine)?),
                 Arc::new(DuckDbFactory {
                     root: root.to_path_buf(),
                     path: ":memory:".into(),
@@ -98,6 +98,8 @@ pub fn state(root: &Path, config: &Config) -> Result<Arc<dyn StateBackend>, Erro
         StateTarget::Sqlite { path } => Ok(Arc::new(SqliteBackend {
             path: root.join(path),
         })),
-        StateTarget::Postgres { url } => Ok(Arc::new(PostgresBackend::new(url.clone())?)),
+        StateTarget::Postgres { url } => {
+            Ok(Arc::new(PostgresBackend::new(url.expose().to_string())?))
+        }
     }
 }
