@@ -19,6 +19,17 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// How `efmesh query` prints its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum QueryFormat {
+    /// Aligned columns for people.
+    Table,
+    /// RFC 4180 CSV with a header row; NULL is an empty field.
+    Csv,
+    /// One JSON object: `columns` and `rows` (objects by column name; NULL is `null`).
+    Json,
+}
+
 /// Log levels for `--log-level`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum LogLevel {
@@ -59,6 +70,17 @@ pub enum Command {
         /// Print one JSON object on stdout.
         #[arg(long)]
         json: bool,
+    },
+    /// Run one SELECT against what an environment serves: model names mean its views
+    /// (`mart.stays` is `dev__mart.stays` in dev), EXTERNAL models their sources.
+    Query {
+        /// The environment (`prod`, `dev`, ...).
+        env: String,
+        /// One SELECT (or WITH … SELECT) statement.
+        sql: String,
+        /// How to print the rows.
+        #[arg(long, value_enum, default_value_t = QueryFormat::Table)]
+        format: QueryFormat,
     },
     /// Print the final SQL of a model, as it would run.
     Render {

@@ -137,6 +137,7 @@ pub fn run(cli: Cli) -> ExitCode {
             print_systemd,
             json,
         ),
+        Command::Query { env, sql, format } => commands::query::run(&dir, &env, &sql, format),
         Command::Render {
             model,
             env,

@@ -449,6 +449,21 @@ impl Efmesh {
         )
     }
 
+    /// Run one SELECT against what `env` serves, model names meaning its views.
+    pub fn query(&self, env: &str, sql: &str) -> Result<crate::engine::Rows, Error> {
+        naming::validate_env(env).map_err(|e| Error::Argument {
+            message: e.to_string(),
+            help: None,
+        })?;
+        crate::ops::query::query(
+            self.project_for(env)?.as_ref(),
+            self.state()?.as_mut(),
+            self.engine()?.as_mut(),
+            env,
+            sql,
+        )
+    }
+
     /// Drop physics orphaned for longer than the ttl.
     pub fn janitor(&self, mut opts: JanitorOptions) -> Result<JanitorReport, Error> {
         opts.ducklake = self.project.config.engine.ducklake.is_some();
