@@ -31,6 +31,8 @@ pub mod cron;
 #[cfg(feature = "analysis")]
 pub mod dag;
 #[cfg(feature = "analysis")]
+pub mod diff;
+#[cfg(feature = "analysis")]
 pub mod external_yaml;
 #[cfg(feature = "analysis")]
 pub mod fingerprint;

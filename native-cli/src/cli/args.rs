@@ -71,6 +71,27 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Compare two environments: which models serve different versions and why, and with
+    /// `--data` how their rows differ (counts, key overlap, column mismatches, schema drift).
+    Diff {
+        /// The environment compared against (`prod`).
+        env_a: String,
+        /// The environment compared (`dev`).
+        env_b: String,
+        /// Also compare rows through both environments' views.
+        #[arg(long)]
+        data: bool,
+        /// Only these models, comma-separated (listed even when unchanged).
+        #[arg(long, value_delimiter = ',', value_name = "MODEL,...")]
+        model: Vec<String>,
+        /// With `--data`, compare only this percentage of keys, chosen by hash so the same
+        /// keys are taken on both sides.
+        #[arg(long, value_name = "PERCENT")]
+        sample: Option<f64>,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run one SELECT against what an environment serves: model names mean its views
     /// (`mart.stays` is `dev__mart.stays` in dev), EXTERNAL models their sources.
     Query {

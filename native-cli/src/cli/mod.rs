@@ -137,6 +137,14 @@ pub fn run(cli: Cli) -> ExitCode {
             print_systemd,
             json,
         ),
+        Command::Diff {
+            env_a,
+            env_b,
+            data,
+            model,
+            sample,
+            json,
+        } => commands::diff::run(&dir, &env_a, &env_b, data, model, sample, json),
         Command::Query { env, sql, format } => commands::query::run(&dir, &env, &sql, format),
         Command::Render {
             model,

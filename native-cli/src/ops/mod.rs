@@ -5,6 +5,7 @@ pub mod compact;
 pub mod janitor;
 pub mod lock;
 pub mod passport;
+pub mod diff;
 pub mod query;
 pub mod reality;
 pub mod restate;

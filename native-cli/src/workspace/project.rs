@@ -449,6 +449,35 @@ impl Efmesh {
         )
     }
 
+    /// Compare what `env_b` serves with what `env_a` serves: versions always, rows with
+    /// `options.data`. Changes nothing.
+    pub fn diff(
+        &self,
+        env_a: &str,
+        env_b: &str,
+        options: &crate::ops::diff::DiffOptions,
+    ) -> Result<crate::ops::diff::EnvDiff, Error> {
+        for env in [env_a, env_b] {
+            naming::validate_env(env).map_err(|e| Error::Argument {
+                message: e.to_string(),
+                help: None,
+            })?;
+        }
+        let mut engine = if options.data {
+            Some(self.engine()?)
+        } else {
+            None
+        };
+        crate::ops::diff::diff(
+            &self.project,
+            self.state()?.as_mut(),
+            engine.as_mut().map(|e| e.as_mut() as &mut dyn crate::engine::Engine),
+            env_a,
+            env_b,
+            options,
+        )
+    }
+
     /// Run one SELECT against what `env` serves, model names meaning its views.
     pub fn query(&self, env: &str, sql: &str) -> Result<crate::engine::Rows, Error> {
         naming::validate_env(env).map_err(|e| Error::Argument {

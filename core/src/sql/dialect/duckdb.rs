@@ -125,6 +125,9 @@ impl SqlDialect for DuckDb {
     fn string_agg(&self, expr: &str, separator: &str) -> String {
         format!("string_agg({expr}, {})", self.literal(separator))
     }
+    fn sample_bucket(&self, text_exprs: &[String]) -> String {
+        format!("(hash({}) % 10000)", text_exprs.join(", "))
+    }
     fn files(&self) -> Option<&dyn FileSql> {
         Some(self)
     }

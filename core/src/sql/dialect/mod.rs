@@ -88,6 +88,10 @@ pub trait SqlDialect: Send + Sync + std::fmt::Debug {
     fn try_cast(&self, expr: &str, sql_type: &str) -> String;
     /// The values of `expr` over a group, joined by `separator` (a plain string).
     fn string_agg(&self, expr: &str, separator: &str) -> String;
+    /// A bucket in `0..10000` computed from these text expressions (never NULL), the same on
+    /// every relation of the engine: `diff --sample` keeps the keys whose bucket is below a
+    /// threshold on both sides, so a sampled key is sampled everywhere it exists.
+    fn sample_bucket(&self, text_exprs: &[String]) -> String;
     /// How this dialect reads and writes files, when its engine can.
     fn files(&self) -> Option<&dyn FileSql> {
         None

@@ -106,4 +106,11 @@ impl SqlDialect for Postgres {
     fn string_agg(&self, expr: &str, separator: &str) -> String {
         format!("string_agg({expr}, {})", self.literal(separator))
     }
+    fn sample_bucket(&self, text_exprs: &[String]) -> String {
+        // concat_ws with a unit separator, so ('a', 'bc') and ('ab', 'c') hash apart
+        format!(
+            "((hashtextextended(concat_ws(chr(31), {}), 0) % 10000 + 10000) % 10000)",
+            text_exprs.join(", ")
+        )
+    }
 }

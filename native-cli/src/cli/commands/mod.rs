@@ -10,6 +10,7 @@ pub(crate) mod janitor;
 pub(crate) mod migrate;
 pub(crate) mod passport;
 pub(crate) mod plan;
+pub(crate) mod diff;
 pub(crate) mod query;
 pub(crate) mod render;
 pub(crate) mod restate;
