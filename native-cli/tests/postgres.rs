@@ -1203,3 +1203,36 @@ fn seeds_on_postgresql_are_copied_in_and_cast_like_on_duckdb() {
     );
     assert_eq!(pg_one(&url, "SELECT count(*) FROM dev__ref.from_csv"), "4");
 }
+
+#[test]
+fn diff_and_query_on_postgresql_read_each_environments_views_and_sample_aligned_keys() {
+    let url = pg_database("diff");
+    let model = |body: &str| format!("MODEL (name s.m, kind FULL, grain id);\n{body}");
+    let p = project(&[
+        ("efmesh.toml", &pg_config(&url)),
+        ("models/m.sql", &model("SELECT g AS id, g * 2 AS v FROM generate_series(1, 1000) AS g")),
+    ]);
+    apply_at(p.path(), "prod", "2026-01-02T00:00:00Z");
+    write(
+        p.path(),
+        ("models/m.sql", &model("SELECT CAST(g AS TEXT) AS id, g * 2 AS v FROM generate_series(1, 800) AS g")),
+    );
+    apply_at(p.path(), "dev", "2026-01-02T00:00:00Z");
+    let v = ok_json(p.path(), "2026-01-02T00:00:00Z", &["query", "dev", "SELECT count(*) AS c FROM s.m"]);
+    assert_eq!(v["rows"][0]["c"], "800");
+    for sample in [None, Some("20")] {
+        let mut args = vec!["diff", "prod", "dev", "--data"];
+        args.extend(sample.iter().flat_map(|s| ["--sample", *s]));
+        let v = ok_json(p.path(), "2026-01-02T00:00:00Z", &args);
+        let k = &v["models"][0]["data"]["keyed"];
+        let matched = k["matched"].as_u64().unwrap();
+        assert_eq!(k["onlyInB"], 0, "{sample:?}: {k:#}");
+        assert_eq!(k["mismatches"][0]["mismatched"], 0, "text keys still match integer ones");
+        assert_eq!(k["comparedA"].as_u64().unwrap(), matched + k["onlyInA"].as_u64().unwrap());
+        if sample.is_none() {
+            assert_eq!((matched, k["onlyInA"].as_u64()), (800, Some(200)));
+        } else {
+            assert!(matched > 80 && matched < 250, "about a fifth of 800: {k:#}");
+        }
+    }
+}

@@ -46,6 +46,12 @@ fn a_model_name_reads_the_environments_own_view() {
     // prod serves the first version (0,2,4,6,8), dev the changed one (6,8)
     assert_eq!(count(p.path(), "prod"), "5");
     assert_eq!(count(p.path(), "dev"), "2");
+    // `--json`, as every command spells it, is `--format json`
+    let out = efmesh(p.path())
+        .args(["query", "dev", "SELECT count(*) AS c FROM mart.evens", "--json"])
+        .assert()
+        .success();
+    assert_eq!(json(&out.get_output().stdout)["rows"][0]["c"], "2");
 }
 
 #[test]

@@ -102,6 +102,9 @@ pub enum Command {
         /// How to print the rows.
         #[arg(long, value_enum, default_value_t = QueryFormat::Table)]
         format: QueryFormat,
+        /// The same as `--format json`, as every command spells it.
+        #[arg(long, conflicts_with = "format")]
+        json: bool,
     },
     /// Print the final SQL of a model, as it would run.
     Render {

@@ -145,7 +145,15 @@ pub fn run(cli: Cli) -> ExitCode {
             sample,
             json,
         } => commands::diff::run(&dir, &env_a, &env_b, data, model, sample, json),
-        Command::Query { env, sql, format } => commands::query::run(&dir, &env, &sql, format),
+        Command::Query {
+            env,
+            sql,
+            format,
+            json,
+        } => {
+            let format = if json { args::QueryFormat::Json } else { format };
+            commands::query::run(&dir, &env, &sql, format)
+        }
         Command::Render {
             model,
             env,
