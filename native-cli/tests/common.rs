@@ -218,3 +218,17 @@ pub fn unique_name(prefix: &str, sep: char) -> String {
         % 1_000_000_000;
     format!("{prefix}{sep}{}{sep}{nanos}", std::process::id())
 }
+
+/// Every file under `dir`, recursively.
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

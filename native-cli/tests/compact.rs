@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{efmesh, json, project};
+use common::{efmesh, json, project, walk};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -77,19 +77,6 @@ fn tree(dir: &Path) -> BTreeMap<String, (Vec<u8>, SystemTime)> {
             e.strip_prefix(dir).unwrap().display().to_string(),
             (std::fs::read(&e).unwrap(), meta.modified().unwrap()),
         );
-    }
-    out
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = vec![];
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
     }
     out
 }

@@ -136,19 +136,6 @@ fn hospital_changed() -> tempfile::TempDir {
     dir
 }
 
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = vec![];
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
-
 fn count(dir: &Path, env: &str, sql: &str) -> u64 {
     let out = efmesh(dir).args(["query", env, sql, "--format", "json"]).assert().success();
     json(&out.get_output().stdout)["rows"][0]["c"].as_str().unwrap().parse().unwrap()
