@@ -1210,15 +1210,25 @@ fn diff_and_query_on_postgresql_read_each_environments_views_and_sample_aligned_
     let model = |body: &str| format!("MODEL (name s.m, kind FULL, grain id);\n{body}");
     let p = project(&[
         ("efmesh.toml", &pg_config(&url)),
-        ("models/m.sql", &model("SELECT g AS id, g * 2 AS v FROM generate_series(1, 1000) AS g")),
+        (
+            "models/m.sql",
+            &model("SELECT g AS id, g * 2 AS v FROM generate_series(1, 1000) AS g"),
+        ),
     ]);
     apply_at(p.path(), "prod", "2026-01-02T00:00:00Z");
     write(
         p.path(),
-        ("models/m.sql", &model("SELECT CAST(g AS TEXT) AS id, g * 2 AS v FROM generate_series(1, 800) AS g")),
+        (
+            "models/m.sql",
+            &model("SELECT CAST(g AS TEXT) AS id, g * 2 AS v FROM generate_series(1, 800) AS g"),
+        ),
     );
     apply_at(p.path(), "dev", "2026-01-02T00:00:00Z");
-    let v = ok_json(p.path(), "2026-01-02T00:00:00Z", &["query", "dev", "SELECT count(*) AS c FROM s.m"]);
+    let v = ok_json(
+        p.path(),
+        "2026-01-02T00:00:00Z",
+        &["query", "dev", "SELECT count(*) AS c FROM s.m"],
+    );
     assert_eq!(v["rows"][0]["c"], "800");
     for sample in [None, Some("20")] {
         let mut args = vec!["diff", "prod", "dev", "--data"];
@@ -1227,8 +1237,14 @@ fn diff_and_query_on_postgresql_read_each_environments_views_and_sample_aligned_
         let k = &v["models"][0]["data"]["keyed"];
         let matched = k["matched"].as_u64().unwrap();
         assert_eq!(k["onlyInB"], 0, "{sample:?}: {k:#}");
-        assert_eq!(k["mismatches"][0]["mismatched"], 0, "text keys still match integer ones");
-        assert_eq!(k["comparedA"].as_u64().unwrap(), matched + k["onlyInA"].as_u64().unwrap());
+        assert_eq!(
+            k["mismatches"][0]["mismatched"], 0,
+            "text keys still match integer ones"
+        );
+        assert_eq!(
+            k["comparedA"].as_u64().unwrap(),
+            matched + k["onlyInA"].as_u64().unwrap()
+        );
         if sample.is_none() {
             assert_eq!((matched, k["onlyInA"].as_u64()), (800, Some(200)));
         } else {

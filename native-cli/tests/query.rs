@@ -48,7 +48,12 @@ fn a_model_name_reads_the_environments_own_view() {
     assert_eq!(count(p.path(), "dev"), "2");
     // `--json`, as every command spells it, is `--format json`
     let out = efmesh(p.path())
-        .args(["query", "dev", "SELECT count(*) AS c FROM mart.evens", "--json"])
+        .args([
+            "query",
+            "dev",
+            "SELECT count(*) AS c FROM mart.evens",
+            "--json",
+        ])
         .assert()
         .success();
     assert_eq!(json(&out.get_output().stdout)["rows"][0]["c"], "2");
@@ -91,12 +96,16 @@ fn a_model_the_environment_does_not_serve_is_named() {
         .args(["query", "prod", "SELECT * FROM mart.fresh"])
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("`prod` does not serve `mart.fresh`"));
+        .stderr(predicate::str::contains(
+            "`prod` does not serve `mart.fresh`",
+        ));
     efmesh(p.path())
         .args(["query", "staging", "SELECT * FROM mart.evens"])
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("environment `staging` does not exist"));
+        .stderr(predicate::str::contains(
+            "environment `staging` does not exist",
+        ));
 }
 
 #[test]

@@ -198,10 +198,8 @@ pub fn keyed_query(d: &dyn SqlDialect, input: &KeyedInput<'_>) -> Result<KeyedQu
         format!("({a_dups}) AS duplicate_keys_a"),
         format!("({b_dups}) AS duplicate_keys_b"),
         "count(CASE WHEN efmesh_in_a__ AND efmesh_in_b__ THEN 1 END) AS matched".to_string(),
-        "count(CASE WHEN efmesh_in_a__ AND efmesh_in_b__ IS NULL THEN 1 END) AS only_a"
-            .to_string(),
-        "count(CASE WHEN efmesh_in_a__ IS NULL AND efmesh_in_b__ THEN 1 END) AS only_b"
-            .to_string(),
+        "count(CASE WHEN efmesh_in_a__ AND efmesh_in_b__ IS NULL THEN 1 END) AS only_a".to_string(),
+        "count(CASE WHEN efmesh_in_a__ IS NULL AND efmesh_in_b__ THEN 1 END) AS only_b".to_string(),
     ];
     select.extend(mismatches);
     let sql = format!(
@@ -299,7 +297,9 @@ mod tests {
     use crate::sql::dialect::DuckDb;
 
     fn cols(v: &[(&str, &str)]) -> Vec<(String, String)> {
-        v.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+        v.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
     }
 
     #[test]
@@ -352,7 +352,10 @@ mod tests {
             key,
             sample_percent: s,
         };
-        assert_eq!(keyed_query(&DuckDb, &input(&[], None)), Err(KeyedError::NoKey));
+        assert_eq!(
+            keyed_query(&DuckDb, &input(&[], None)),
+            Err(KeyedError::NoKey)
+        );
         let key = vec!["id".to_string()];
         let mut i = input(&[], None);
         i.key = &key;

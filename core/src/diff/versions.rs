@@ -164,7 +164,9 @@ mod tests {
         assert_eq!(d[0].paths, vec!["where".to_string()]);
         let named: BTreeSet<String> = ["same".to_string()].into();
         let d = compare_environments(&a, &b, &snapshots, Dialect::DuckDb, &named);
-        assert!(d.iter().any(|v| v.model == "same" && v.category == "unchanged"));
+        assert!(d
+            .iter()
+            .any(|v| v.model == "same" && v.category == "unchanged"));
     }
 
     #[test]

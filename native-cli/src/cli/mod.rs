@@ -151,7 +151,11 @@ pub fn run(cli: Cli) -> ExitCode {
             format,
             json,
         } => {
-            let format = if json { args::QueryFormat::Json } else { format };
+            let format = if json {
+                args::QueryFormat::Json
+            } else {
+                format
+            };
             commands::query::run(&dir, &env, &sql, format)
         }
         Command::Render {

@@ -58,13 +58,7 @@ pub fn audit_env(
     only: &[String],
     now: chrono::NaiveDateTime,
 ) -> Result<AuditReport, Error> {
-    let pointers = state.environment(env)?;
-    if pointers.is_empty() {
-        return Err(Error::Argument {
-            message: format!("environment `{env}` does not exist (nothing was ever applied to it)"),
-            help: Some(format!("apply it first with `efmesh apply {env}`")),
-        });
-    }
+    let pointers = super::served(state, env)?;
     for name in only {
         let Some(i) = project.index_of(name) else {
             return Err(Error::UnknownModel {

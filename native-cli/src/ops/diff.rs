@@ -5,7 +5,7 @@
 use crate::engine::Engine;
 use crate::state::StateStore;
 use crate::Error;
-use efmesh_core::diff::data::{keyed_query, sample_threshold, KeyedInput};
+use efmesh_core::diff::data::{keyed_query, sample_threshold, KeyedError, KeyedInput};
 use efmesh_core::diff::{compare_environments, KeyedStats, SchemaDrift, VersionDiff};
 use efmesh_core::model::Kind;
 use efmesh_core::naming;
@@ -92,16 +92,8 @@ pub fn diff(
             });
         }
     }
-    let a = state.environment(env_a)?;
-    let b = state.environment(env_b)?;
-    for (env, pointers) in [(env_a, &a), (env_b, &b)] {
-        if pointers.is_empty() {
-            return Err(Error::Argument {
-                message: format!("environment `{env}` does not exist (nothing was ever applied to it)"),
-                help: Some(format!("apply it first with `efmesh apply {env}`")),
-            });
-        }
-    }
+    let a = super::served(state, env_a)?;
+    let b = super::served(state, env_b)?;
     let named: BTreeSet<String> = options.models.iter().cloned().collect();
     for m in &named {
         if !a.contains_key(m) && !b.contains_key(m) {
@@ -195,16 +187,17 @@ fn data_diff(
     };
     let (rel_a, rel_b) = (view(env_a), view(env_b));
     let context = format!("diffing {}", version.model);
-    let mut side = |present: bool, rel: &str| -> Result<(Option<u64>, Vec<(String, String)>), Error> {
-        if !present {
-            return Ok((None, vec![]));
-        }
-        let count = engine
-            .query(&context, &format!("SELECT count(*) FROM {rel}"), Some(1))?
-            .count();
-        let columns = engine.describe(&format!("SELECT * FROM {rel}"))?;
-        Ok((Some(count), columns))
-    };
+    let mut side =
+        |present: bool, rel: &str| -> Result<(Option<u64>, Vec<(String, String)>), Error> {
+            if !present {
+                return Ok((None, vec![]));
+            }
+            let count = engine
+                .query(&context, &format!("SELECT count(*) FROM {rel}"), Some(1))?
+                .count();
+            let columns = engine.describe(&format!("SELECT * FROM {rel}"))?;
+            Ok((Some(count), columns))
+        };
     let (rows_a, columns_a) = side(version.version_a.is_some(), &rel_a)?;
     let (rows_b, columns_b) = side(version.version_b.is_some(), &rel_b)?;
     let key = key_of(project, &version.model);
@@ -233,25 +226,24 @@ fn data_diff(
         sample_percent: options.sample_percent,
     };
     match keyed_query(engine.dialect(), &input) {
-        Err(e) => {
-            out.note = Some(
-                e.to_string()
-                    .replace("in A", &format!("in `{env_a}`"))
-                    .replace("in B", &format!("in `{env_b}`")),
-            );
+        Err(KeyedError::KeyMissing { column, side }) => {
+            let env = if side == "A" { env_a } else { env_b };
+            out.note = Some(format!("key column `{column}` is not in `{env}`"));
         }
+        Err(e) => out.note = Some(e.to_string()),
         Ok(q) => {
             let rows = engine.query(&context, &q.sql, Some(1))?;
             let row = rows.rows.first().cloned().unwrap_or_default();
-            out.keyed = Some(KeyedStats::from_row(&row, &q.compared).ok_or_else(|| {
-                Error::Argument {
-                    message: format!(
-                        "the comparison of `{}` returned an unexpected row",
-                        version.model
-                    ),
-                    help: Some("report this as a bug, with `--log-level debug` output".into()),
-                }
-            })?);
+            out.keyed =
+                Some(
+                    KeyedStats::from_row(&row, &q.compared).ok_or_else(|| Error::Argument {
+                        message: format!(
+                            "the comparison of `{}` returned an unexpected row",
+                            version.model
+                        ),
+                        help: Some("report this as a bug, with `--log-level debug` output".into()),
+                    })?,
+                );
         }
     }
     Ok(out)

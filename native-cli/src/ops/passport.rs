@@ -46,13 +46,7 @@ pub fn passports(
     state: &mut dyn StateStore,
     env: &str,
 ) -> Result<PassportReport, Error> {
-    let pointers = state.environment(env)?;
-    if pointers.is_empty() {
-        return Err(Error::Argument {
-            message: format!("environment `{env}` does not exist (nothing was ever applied to it)"),
-            help: Some(format!("apply it first with `efmesh apply {env}`")),
-        });
-    }
+    let pointers = super::served(state, env)?;
     let pfps: Vec<String> = pointers
         .values()
         .map(|p| p.physical_fingerprint.clone())

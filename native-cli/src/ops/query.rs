@@ -22,13 +22,7 @@ pub fn query(
     env: &str,
     sql: &str,
 ) -> Result<Rows, Error> {
-    let pointers = state.environment(env)?;
-    if pointers.is_empty() {
-        return Err(Error::Argument {
-            message: format!("environment `{env}` does not exist (nothing was ever applied to it)"),
-            help: Some(format!("apply it first with `efmesh apply {env}`")),
-        });
-    }
+    let pointers = super::served(state, env)?;
     let dialect = project.config.dialect();
     let argument = |message: String| {
         Error::Argument {
@@ -43,7 +37,10 @@ pub fn query(
             argument(format!(
                 "the query is not one SELECT: {}",
                 d.first()
-                    .map(|d| d.problem.to_string().replace("the model's statement", "the statement"))
+                    .map(|d| d
+                        .problem
+                        .to_string()
+                        .replace("the model's statement", "the statement"))
                     .unwrap_or_default()
             ))
         })?;

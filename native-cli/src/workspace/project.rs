@@ -471,7 +471,9 @@ impl Efmesh {
         crate::ops::diff::diff(
             &self.project,
             self.state()?.as_mut(),
-            engine.as_mut().map(|e| e.as_mut() as &mut dyn crate::engine::Engine),
+            engine
+                .as_mut()
+                .map(|e| e.as_mut() as &mut dyn crate::engine::Engine),
             env_a,
             env_b,
             options,
