@@ -38,6 +38,8 @@ pub mod external_yaml;
 pub mod fingerprint;
 pub mod interval;
 #[cfg(feature = "analysis")]
+pub mod lineage;
+#[cfg(feature = "analysis")]
 pub mod materialize;
 #[cfg(feature = "analysis")]
 pub mod model;

@@ -232,3 +232,30 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// A fresh copy of `examples/<name>` without anything a local run left in it (lake, state,
+/// database), for tests that change or build it.
+pub fn copy_example(name: &str) -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let src = repo().join("examples").join(name);
+    for entry in walk(&src) {
+        let rel = entry.strip_prefix(&src).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy()
+            .to_string();
+        if ["lake", ".efmesh"].contains(&first.as_str())
+            || first.starts_with("efmesh.duckdb")
+            || first.starts_with("efmesh.state")
+        {
+            continue;
+        }
+        let to = dir.path().join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&entry, to).unwrap();
+    }
+    dir
+}

@@ -165,27 +165,7 @@ fn every_kind_of_version_difference_is_named() {
 /// The hospital example, with `mart.stays` changed in dev: ER stays dropped and `stay_hours`
 /// doubled (minutes / 30 instead of / 60).
 fn hospital_changed() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let src = repo().join("examples/hospital");
-    for entry in walk(&src) {
-        let rel = entry.strip_prefix(&src).unwrap();
-        let first = rel
-            .components()
-            .next()
-            .unwrap()
-            .as_os_str()
-            .to_string_lossy()
-            .to_string();
-        if ["lake", ".efmesh"].contains(&first.as_str())
-            || first.starts_with("efmesh.duckdb")
-            || first.starts_with("efmesh.state")
-        {
-            continue;
-        }
-        let to = dir.path().join(rel);
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(&entry, to).unwrap();
-    }
+    let dir = copy_example("hospital");
     efmesh(dir.path())
         .args(["apply", "prod", "--yes"])
         .assert()

@@ -114,6 +114,9 @@ fn find<'c>(columns: &'c [(String, String)], name: &str) -> Option<&'c (String, 
     columns.iter().find(|c| c.0.eq_ignore_ascii_case(name))
 }
 
+/// A column of A and the same-named column of B, each as (name, type).
+type ColumnPair<'a> = (&'a (String, String), &'a (String, String));
+
 /// Build the keyed comparison of A and B.
 pub fn keyed_query(d: &dyn SqlDialect, input: &KeyedInput<'_>) -> Result<KeyedQuery, KeyedError> {
     if input.key.is_empty() {
@@ -132,7 +135,7 @@ pub fn keyed_query(d: &dyn SqlDialect, input: &KeyedInput<'_>) -> Result<KeyedQu
         key.push((a, b));
     }
     let is_key = |name: &str| input.key.iter().any(|k| k.eq_ignore_ascii_case(name));
-    let compared: Vec<(&(String, String), &(String, String))> = input
+    let compared: Vec<ColumnPair> = input
         .columns_a
         .iter()
         .filter(|c| !is_key(&c.0))

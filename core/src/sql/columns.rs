@@ -162,7 +162,7 @@ fn truncate(s: &str) -> String {
     }
 }
 
-fn join_constraint(op: &JoinOperator) -> (Option<&JoinConstraint>, Option<&Expr>) {
+pub(crate) fn join_constraint(op: &JoinOperator) -> (Option<&JoinConstraint>, Option<&Expr>) {
     use JoinOperator as J;
     match op {
         J::Join(c)
@@ -342,7 +342,20 @@ fn select_outputs(
     }
 }
 
-fn apply_wildcard_options(mut cols: Vec<String>, opts: &WildcardAdditionalOptions) -> Vec<String> {
+fn apply_wildcard_options(cols: Vec<String>, opts: &WildcardAdditionalOptions) -> Vec<String> {
+    wildcard_selection(&cols, opts)
+        .into_iter()
+        .map(|(_, name)| name)
+        .collect()
+}
+
+/// Which of a `*`'s columns survive its `EXCLUDE`/`EXCEPT` and under which name after its
+/// `RENAME`, as (index into `cols`, output name): shared by column checking, which needs the
+/// names, and lineage, which needs to know where each name came from.
+pub(crate) fn wildcard_selection(
+    cols: &[String],
+    opts: &WildcardAdditionalOptions,
+) -> Vec<(usize, String)> {
     use sqlparser::ast::{ExcludeSelectItem, RenameSelectItem};
     let mut excluded: Vec<String> = vec![];
     match &opts.opt_exclude {
@@ -359,7 +372,6 @@ fn apply_wildcard_options(mut cols: Vec<String>, opts: &WildcardAdditionalOption
         .into_iter()
         .map(|e| e.rsplit('.').next().unwrap_or_default().to_string())
         .collect();
-    cols.retain(|c| !excluded.contains(c));
     let renames: Vec<(String, String)> = match &opts.opt_rename {
         Some(RenameSelectItem::Single(r)) => vec![(lower(&r.ident), lower(&r.alias))],
         Some(RenameSelectItem::Multiple(v)) => v
@@ -368,16 +380,21 @@ fn apply_wildcard_options(mut cols: Vec<String>, opts: &WildcardAdditionalOption
             .collect(),
         None => vec![],
     };
-    for c in &mut cols {
-        if let Some((_, to)) = renames.iter().find(|(from, _)| from == c) {
-            *c = to.clone();
-        }
-    }
-    cols
+    cols.iter()
+        .enumerate()
+        .filter(|(_, c)| !excluded.contains(c))
+        .map(|(i, c)| {
+            let name = renames
+                .iter()
+                .find(|(from, _)| from == c)
+                .map_or_else(|| c.clone(), |(_, to)| to.clone());
+            (i, name)
+        })
+        .collect()
 }
 
 /// Table functions whose output column DuckDB names after the function.
-fn table_function_columns(name: &str) -> Option<Vec<String>> {
+pub(crate) fn table_function_columns(name: &str) -> Option<Vec<String>> {
     match name {
         "range" | "generate_series" | "unnest" => Some(vec![name.to_string()]),
         _ => None,
@@ -486,7 +503,7 @@ fn add_factor(
 }
 
 /// Identifiers that DuckDB and PostgreSQL resolve without a source.
-const FREE_IDENTIFIERS: &[&str] = &[
+pub(crate) const FREE_IDENTIFIERS: &[&str] = &[
     "current_date",
     "current_time",
     "current_timestamp",

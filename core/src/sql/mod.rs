@@ -6,6 +6,7 @@
 pub mod canonical;
 pub mod columns;
 pub mod dialect;
+pub mod lineage;
 pub mod macros;
 pub mod references;
 pub mod render;

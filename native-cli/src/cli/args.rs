@@ -134,6 +134,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Trace a model's columns (or one column) to what they are computed from, down to
+    /// EXTERNAL and SEED columns, with the filters and joins on the way; reads no state.
+    Lineage {
+        /// `schema.table` for every column, or `schema.table.column`.
+        target: String,
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show the models in topological order with kinds, dependencies and fingerprints.
     Graph {
         /// Print one JSON object on stdout.

@@ -80,6 +80,7 @@ pub fn run(cli: Cli) -> ExitCode {
     let exit = match cli.command {
         Command::Check { json } => commands::check::run(&dir, json),
         Command::Graph { json } => commands::graph::run(&dir, json),
+        Command::Lineage { target, json } => commands::lineage::run(&dir, &target, json),
         Command::Plan { env, flags, json } => commands::plan::run(&dir, &env, &flags, json),
         Command::Apply {
             env,

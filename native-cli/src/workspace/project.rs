@@ -506,6 +506,37 @@ impl Efmesh {
         )
     }
 
+    /// Column-level lineage of `target` (`schema.table` or `schema.table.column`) in the
+    /// project as written: what each column is computed from, down to EXTERNAL and SEED
+    /// columns, and what filters and joins decide the rows on the way. Reads no state.
+    pub fn lineage(&self, target: &str) -> Result<efmesh_core::lineage::Lineage, Error> {
+        use efmesh_core::lineage::{trace, LineageError};
+        trace(&self.project, target).map_err(|e| match &e {
+            LineageError::UnknownModel { target, suggestion } => Error::UnknownModel {
+                name: target.clone(),
+                suggestion: suggestion.clone(),
+            },
+            LineageError::UnknownColumn {
+                suggestion,
+                available,
+                ..
+            } => Error::Argument {
+                message: e.to_string(),
+                help: Some(match suggestion {
+                    Some(s) => format!("did you mean `{s}`? its columns: {}", available.join(", ")),
+                    None => format!("its columns: {}", available.join(", ")),
+                }),
+            },
+            LineageError::NotTraceable { .. } => Error::Argument {
+                message: e.to_string(),
+                help: Some(
+                    "lineage reads the parsed query; `efmesh check` shows the fallback-parse warning and what sqlparser refused"
+                        .into(),
+                ),
+            },
+        })
+    }
+
     /// The DAG in topological order, with kinds, direct dependencies and fingerprints.
     pub fn graph(&self) -> Graph {
         let p = &self.project;

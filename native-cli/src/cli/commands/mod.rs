@@ -8,6 +8,7 @@ pub(crate) mod diff;
 pub(crate) mod graph;
 pub(crate) mod init;
 pub(crate) mod janitor;
+pub(crate) mod lineage;
 pub(crate) mod migrate;
 pub(crate) mod passport;
 pub(crate) mod plan;
