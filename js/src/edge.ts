@@ -9,6 +9,7 @@ import { bindWasm, type WasmExports } from "./binding.js";
 bindWasm(wasm as unknown as WasmExports);
 
 export * from "./api.js";
+export * from "./passport-view.js";
 export type * from "./types.js";
 /** Which wasm build this entry uses. */
 export const BUILD = "bundler";

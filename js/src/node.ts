@@ -8,6 +8,7 @@ import { bindWasm, type WasmExports } from "./binding.js";
 bindWasm(createRequire(import.meta.url)("../wasm/nodejs/efmesh_wasm.js") as WasmExports);
 
 export * from "./api.js";
+export * from "./passport-view.js";
 export type * from "./types.js";
 /** Which wasm build this entry uses. */
 export const BUILD = "nodejs";
