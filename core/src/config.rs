@@ -77,6 +77,18 @@ struct RawState {
 struct RawLake {
     path: S,
     secret: Option<S>,
+    index: Option<RawLakeIndex>,
+}
+
+/// `[lake.index]`: the `index.html` apply writes into the lake root.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLakeIndex {
+    enabled: Option<bool>,
+    duckdb_wasm: Option<S>,
+    duckdb_wasm_dist: Option<S>,
+    #[serde(default)]
+    imports: BTreeMap<String, S>,
 }
 
 #[derive(Deserialize)]
@@ -210,6 +222,34 @@ pub struct EngineSecret {
     pub texts: BTreeMap<String, Sensitive>,
 }
 
+/// `[lake.index]`: the `index.html` an apply of `prod` writes into the lake root, listing the
+/// lake's models with their passports and running SQL over them in the reader's browser with
+/// duckdb-wasm. The page loads duckdb-wasm from these URLs and nothing else from the network.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LakeIndex {
+    /// `enabled = false` opts out: no page is written (one already there is left alone).
+    pub enabled: bool,
+    /// The ES module of duckdb-wasm the page imports.
+    pub duckdb_wasm: String,
+    /// The folder holding duckdb-wasm's `.wasm` files and workers (ends with `/`).
+    pub duckdb_wasm_dist: String,
+    /// Import-map entries for the module's own imports, for a self-hosted duckdb-wasm
+    /// (`"apache-arrow" = "/vendor/Arrow.dom.mjs"`); empty for the CDN's bundled module.
+    pub imports: BTreeMap<String, String>,
+}
+
+impl Default for LakeIndex {
+    fn default() -> LakeIndex {
+        LakeIndex {
+            enabled: true,
+            duckdb_wasm: "https://cdn.jsdelivr.net/npm/@duckdb/duckdb-wasm@1.28.0/+esm".into(),
+            duckdb_wasm_dist: "https://cdn.jsdelivr.net/npm/@duckdb/duckdb-wasm@1.28.0/dist/"
+                .into(),
+            imports: BTreeMap::new(),
+        }
+    }
+}
+
 /// `[lake] path = "s3://bucket/prefix"`: a lake in an S3-compatible object store. Its
 /// endpoint, region, URL style and credentials are the values of one `[[engine.secrets]]` of
 /// type `s3` (`secret`), so the engine (httpfs) and efmesh's own object-store client read the
@@ -303,6 +343,8 @@ pub struct Config {
     pub lake_path: Option<String>,
     /// The object-store lake, when `[lake] path` is an `s3://` URL.
     pub lake_s3: Option<S3Lake>,
+    /// `[lake.index]`: the page apply writes into the lake root for readers.
+    pub lake_index: LakeIndex,
     /// Per-environment policies from `[environments.<name>]`, by environment name.
     pub environments: BTreeMap<String, EnvironmentConfig>,
 }
@@ -339,6 +381,7 @@ impl Config {
             },
             lake_path: None,
             lake_s3: None,
+            lake_index: LakeIndex::default(),
             environments: BTreeMap::new(),
         }
     }
@@ -550,6 +593,24 @@ impl Config {
                 );
             }
             cfg.lake_path = Some(path);
+            if let Some(ix) = &l.index {
+                if let Some(e) = ix.enabled {
+                    cfg.lake_index.enabled = e;
+                }
+                if let Some(m) = &ix.duckdb_wasm {
+                    cfg.lake_index.duckdb_wasm = cx.value(m);
+                }
+                if let Some(d) = &ix.duckdb_wasm_dist {
+                    let mut d = cx.value(d);
+                    if !d.ends_with('/') {
+                        d.push('/');
+                    }
+                    cfg.lake_index.duckdb_wasm_dist = d;
+                }
+                for (k, v) in &ix.imports {
+                    cfg.lake_index.imports.insert(k.clone(), cx.value(v));
+                }
+            }
         }
         if let Some(d) = &raw.ducklake {
             let catalog = cx.value(&d.catalog);

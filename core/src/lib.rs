@@ -36,6 +36,8 @@ pub mod diff;
 pub mod external_yaml;
 #[cfg(feature = "analysis")]
 pub mod fingerprint;
+#[cfg(feature = "analysis")]
+pub mod html_page;
 pub mod interval;
 #[cfg(feature = "analysis")]
 pub mod lineage;

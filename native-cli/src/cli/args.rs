@@ -145,6 +145,13 @@ pub enum Command {
     },
     /// Show the models in topological order with kinds, dependencies and fingerprints.
     Graph {
+        /// Print one self-contained HTML page (the layered DAG; click a model for its kind,
+        /// fingerprint, SQL, columns and audits): `efmesh graph --html > dag.html`.
+        #[arg(long, conflicts_with = "json")]
+        html: bool,
+        /// With `--html`, also show each model's passport and coverage in this environment.
+        #[arg(long, requires = "html")]
+        env: Option<String>,
         /// Print one JSON object on stdout.
         #[arg(long)]
         json: bool,

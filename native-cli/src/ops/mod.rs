@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod compact;
 pub mod diff;
+pub mod html_page;
 pub mod janitor;
 pub mod lock;
 pub mod passport;

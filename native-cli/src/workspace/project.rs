@@ -330,7 +330,36 @@ impl Efmesh {
             &opts,
         )?;
         crate::workspace::plan_cache::sweep_dead_temps(&self.root);
+        self.write_lake_index(&plan.env, state.as_mut());
         Ok(applied)
+    }
+
+    /// After an apply of `prod`, the lake's `index.html` (`[lake.index]`). The data is
+    /// promoted by then, so a page that cannot be written is a warning naming the lake, not a
+    /// failed apply; the next apply writes it again.
+    fn write_lake_index(&self, env: &str, state: &mut dyn StateStore) {
+        let config = &self.project.config.lake_index;
+        let Some(lake) = self.backends.lake.clone() else {
+            return;
+        };
+        if env != naming::PROD || !config.enabled {
+            return;
+        }
+        let project = match self.project_for(env) {
+            Ok(p) => p,
+            Err(e) => return tracing::warn!(error = %e, "lake index.html not written"),
+        };
+        match crate::ops::html_page::write_lake_index(&project, state, lake.clone(), env, config) {
+            Ok(()) => tracing::info!(
+                page = lake.url(crate::ops::html_page::INDEX_FILE).as_str(),
+                "wrote the lake's page"
+            ),
+            Err(e) => tracing::warn!(
+                error = %e,
+                lake = lake.describe().as_str(),
+                "lake index.html not written; `[lake.index] enabled = false` turns it off"
+            ),
+        }
     }
 
     /// Clear `[from, to)` of a time-range model and its time-range descendants in `env`, so
@@ -553,6 +582,24 @@ impl Efmesh {
                 })
                 .collect(),
         }
+    }
+
+    /// `efmesh graph --html`: one self-contained page of the DAG, with `env`'s passports and
+    /// coverage when given (an environment never applied is refused, as by `passport`).
+    pub fn graph_html(&self, env: Option<&str>) -> Result<String, Error> {
+        let page = match env {
+            Some(env) => {
+                naming::validate_env(env).map_err(|e| Error::Argument {
+                    message: e.to_string(),
+                    help: None,
+                })?;
+                let mut state = self.state()?;
+                crate::ops::served(state.as_mut(), env)?;
+                crate::ops::html_page::page(&*self.project_for(env)?, Some(state.as_mut()), Some(env))?
+            }
+            None => crate::ops::html_page::page(&self.project, None, None)?,
+        };
+        Ok(efmesh_core::html_page::render(&page))
     }
 
     /// The final SQL of a model, references rendered to an environment's views.

@@ -1,4 +1,4 @@
-//! `efmesh graph`: the models in topological order.
+//! `efmesh graph`: the models in topological order, as text, JSON or one HTML page.
 
 use crate::cli::exit::Exit;
 use crate::cli::output::{fail, print_json};
@@ -30,6 +30,17 @@ pub(crate) fn run(dir: &Path, json: bool) -> Exit {
                     );
                 }
             }
+            Exit::Ok
+        }
+    }
+}
+
+/// Run `efmesh graph --html [--env E]`: the page on stdout.
+pub(crate) fn html(dir: &Path, env: Option<&str>) -> Exit {
+    match Efmesh::open(dir).and_then(|p| p.graph_html(env)) {
+        Err(e) => fail(e, false),
+        Ok(page) => {
+            out!("{page}");
             Exit::Ok
         }
     }
