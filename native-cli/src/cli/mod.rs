@@ -79,7 +79,9 @@ pub fn run(cli: Cli) -> ExitCode {
     let dir = cli.project.clone().unwrap_or_else(|| PathBuf::from("."));
     let exit = match cli.command {
         Command::Check { json } => commands::check::run(&dir, json),
-        Command::Graph { html: true, env, .. } => commands::graph::html(&dir, env.as_deref()),
+        Command::Graph {
+            html: true, env, ..
+        } => commands::graph::html(&dir, env.as_deref()),
         Command::Graph { json, .. } => commands::graph::run(&dir, json),
         Command::Lineage { target, json } => commands::lineage::run(&dir, &target, json),
         Command::Plan { env, flags, json } => commands::plan::run(&dir, &env, &flags, json),

@@ -595,7 +595,11 @@ impl Efmesh {
                 })?;
                 let mut state = self.state()?;
                 crate::ops::served(state.as_mut(), env)?;
-                crate::ops::html_page::page(&*self.project_for(env)?, Some(state.as_mut()), Some(env))?
+                crate::ops::html_page::page(
+                    &*self.project_for(env)?,
+                    Some(state.as_mut()),
+                    Some(env),
+                )?
             }
             None => crate::ops::html_page::page(&self.project, None, None)?,
         };
