@@ -138,13 +138,16 @@ fn a_lake_in_s3_applies_promotes_runs_restates_and_is_collected() {
         assert!(keys.contains(&key), "{key} is not in the bucket: {keys:?}");
     }
 
-    // promotion uploads nothing
+    // promotion uploads no data: only prod's page of the lake (`[lake.index]`)
     ok(
         p.path(),
         "2026-01-06T00:00:00Z",
         &["apply", "prod", "--yes"],
     );
-    assert_eq!(s3_keys(&bucket, "lake/"), keys);
+    let mut with_page = keys.clone();
+    with_page.insert(0, "lake/index.html".to_string());
+    assert_eq!(s3_keys(&bucket, "lake/"), with_page);
+    let keys = with_page;
     assert_eq!(
         query(p.path(), "SELECT CAST(n AS VARCHAR) FROM m.total"),
         ["120"]
