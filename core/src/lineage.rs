@@ -143,7 +143,10 @@ pub fn trace(project: &Project, target: &str) -> Result<Lineage, LineageError> {
             })
         }
         (Traced::Untraceable(reason), _) => {
-            return Err(LineageError::NotTraceable { model, reason })
+            return Err(LineageError::NotTraceable {
+                model,
+                reason: reason.clone(),
+            })
         }
         (Traced::Leaf, _) => {
             let declared = declared_columns(project, root);
@@ -189,7 +192,7 @@ pub fn trace(project: &Project, target: &str) -> Result<Lineage, LineageError> {
         let kind = project.models[i].kind.name().to_string();
         let traced = walk.query(i);
         if seen_models.insert(i) {
-            if let Traced::Query(q) = &traced {
+            if let Traced::Query(q) = traced {
                 models.push(ModelConditions {
                     model: project.models[i].name.clone(),
                     kind: kind.clone(),
@@ -199,7 +202,7 @@ pub fn trace(project: &Project, target: &str) -> Result<Lineage, LineageError> {
                 });
             }
         }
-        let (sources, note) = match &traced {
+        let (sources, note) = match traced {
             Traced::Leaf => (vec![], None),
             Traced::Untraceable(reason) => (vec![], Some(reason.clone())),
             Traced::Query(q) => match q.column(&at.column) {
@@ -247,7 +250,6 @@ fn declared_columns(project: &Project, i: usize) -> Vec<String> {
         .collect()
 }
 
-#[derive(Clone)]
 enum Traced {
     /// EXTERNAL and SEED models: their columns are origins.
     Leaf,
@@ -262,32 +264,25 @@ struct Walk<'p> {
 }
 
 impl Walk<'_> {
-    /// Model `i`'s query lineage, traced once.
-    fn query(&mut self, i: usize) -> Traced {
-        if let Some(t) = self.traced.get(&i) {
-            return t.clone();
-        }
+    /// Model `i`'s query lineage, traced once and then borrowed.
+    fn query(&mut self, i: usize) -> &Traced {
         let p = self.project;
-        let m = &p.models[i];
-        let t = match &m.query {
-            None => Traced::Leaf,
-            Some(q) => match q.ast() {
-                None => Traced::Untraceable(match &q.form {
-                    crate::sql::QueryForm::Fallback { parser_error, .. } => {
-                        format!("sqlparser does not parse its query ({parser_error})")
+        self.traced
+            .entry(i)
+            .or_insert_with(|| match &p.models[i].query {
+                None => Traced::Leaf,
+                Some(q) => match &q.form {
+                    crate::sql::QueryForm::Fallback { parser_error, .. } => Traced::Untraceable(
+                        format!("sqlparser does not parse its query ({parser_error})"),
+                    ),
+                    crate::sql::QueryForm::Parsed(ast) => {
+                        let catalog = |n: &str| -> Option<Vec<String>> {
+                            let k = p.index_of(n)?;
+                            p.columns[k].clone().or_else(|| p.seed_columns[k].clone())
+                        };
+                        Traced::Query(query_lineage(ast, &catalog))
                     }
-                    crate::sql::QueryForm::Parsed(_) => String::new(),
-                }),
-                Some(ast) => {
-                    let catalog = |n: &str| -> Option<Vec<String>> {
-                        let k = p.index_of(n)?;
-                        p.columns[k].clone().or_else(|| p.seed_columns[k].clone())
-                    };
-                    Traced::Query(query_lineage(ast, &catalog))
-                }
-            },
-        };
-        self.traced.insert(i, t.clone());
-        t
+                },
+            })
     }
 }

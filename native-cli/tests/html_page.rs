@@ -34,10 +34,8 @@ fn graph_html_is_one_page_that_fetches_nothing() {
         let hits: Vec<_> = html.match_indices(needle).collect();
         let external = hits
             .iter()
-            .filter(|(i, _)| {
-                !html[..*i].ends_with("createElementNS(SVG")
-                    && !html[*i..].starts_with("http://www.w3.org/2000/svg")
-            })
+            // the SVG namespace is a name, not a fetch
+            .filter(|(i, _)| !html[*i..].starts_with("http://www.w3.org/2000/svg"))
             .count();
         assert_eq!(external, 0, "`{needle}` in the page");
     }

@@ -147,7 +147,6 @@ fn a_lake_in_s3_applies_promotes_runs_restates_and_is_collected() {
     let mut with_page = keys.clone();
     with_page.insert(0, "lake/index.html".to_string());
     assert_eq!(s3_keys(&bucket, "lake/"), with_page);
-    let keys = with_page;
     assert_eq!(
         query(p.path(), "SELECT CAST(n AS VARCHAR) FROM m.total"),
         ["120"]

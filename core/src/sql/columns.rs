@@ -393,6 +393,17 @@ pub(crate) fn wildcard_selection(
         .collect()
 }
 
+/// A lambda's parameter names (`x -> x + 1`, `(a, b) -> a + b`): names that, inside its body,
+/// are no column of any source.
+pub(crate) fn lambda_params(l: &sqlparser::ast::LambdaFunction) -> Vec<String> {
+    match &l.params {
+        sqlparser::ast::OneOrManyWithParens::One(p) => vec![lower(&p.name)],
+        sqlparser::ast::OneOrManyWithParens::Many(ps) => {
+            ps.iter().map(|p| lower(&p.name)).collect()
+        }
+    }
+}
+
 /// Table functions whose output column DuckDB names after the function.
 pub(crate) fn table_function_columns(name: &str) -> Option<Vec<String>> {
     match name {
@@ -642,15 +653,7 @@ impl Visitor for Checker<'_, '_> {
             return ControlFlow::Continue(());
         }
         match e {
-            Expr::Lambda(l) => {
-                let params = match &l.params {
-                    sqlparser::ast::OneOrManyWithParens::One(p) => vec![lower(&p.name)],
-                    sqlparser::ast::OneOrManyWithParens::Many(ps) => {
-                        ps.iter().map(|p| lower(&p.name)).collect()
-                    }
-                };
-                self.lambdas.push(params);
-            }
+            Expr::Lambda(l) => self.lambdas.push(lambda_params(l)),
             Expr::Identifier(id) => self.check_unqualified(id),
             Expr::CompoundIdentifier(parts) => self.check_qualified(parts),
             _ => {}

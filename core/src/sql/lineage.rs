@@ -7,7 +7,7 @@
 //! [`crate::lineage`]; this module only knows one query and a catalog of its sources' columns.
 
 use super::columns::{
-    join_constraint, table_function_columns, wildcard_selection, FREE_IDENTIFIERS,
+    join_constraint, lambda_params, table_function_columns, wildcard_selection, FREE_IDENTIFIERS,
 };
 use super::references::object_name;
 use serde::Serialize;
@@ -642,15 +642,7 @@ impl Visitor for Collector<'_, '_> {
             return ControlFlow::Continue(());
         }
         match e {
-            Expr::Lambda(l) => {
-                let params = match &l.params {
-                    sqlparser::ast::OneOrManyWithParens::One(p) => vec![lower(&p.name)],
-                    sqlparser::ast::OneOrManyWithParens::Many(ps) => {
-                        ps.iter().map(|p| lower(&p.name)).collect()
-                    }
-                };
-                self.lambdas.push(params);
-            }
+            Expr::Lambda(l) => self.lambdas.push(lambda_params(l)),
             Expr::Identifier(id) => self.unqualified(id),
             Expr::CompoundIdentifier(parts) => self.qualified(parts),
             _ => {}

@@ -593,8 +593,8 @@ impl Efmesh {
                     message: e.to_string(),
                     help: None,
                 })?;
+                // `passports` refuses an environment never applied
                 let mut state = self.state()?;
-                crate::ops::served(state.as_mut(), env)?;
                 crate::ops::html_page::page(
                     &*self.project_for(env)?,
                     Some(state.as_mut()),

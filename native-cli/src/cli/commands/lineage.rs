@@ -37,18 +37,12 @@ fn list(refs: &[ColumnRef]) -> String {
 /// repeating its subtree.
 fn human(l: &Lineage) -> String {
     let by: HashMap<&ColumnRef, &LineageNode> = l.nodes.iter().map(|n| (&n.at, n)).collect();
-    let roots: Vec<&LineageNode> = l.nodes.iter().filter(|n| n.at.model == l.model).collect();
-    let roots: Vec<&LineageNode> = match &l.column {
-        Some(c) => roots.into_iter().filter(|n| &n.at.column == c).collect(),
-        None => {
-            // the model's own columns, in output order: the walk starts with them
-            let mut seen = BTreeSet::new();
-            roots
-                .into_iter()
-                .filter(|n| seen.insert(&n.at.column))
-                .collect()
-        }
-    };
+    // the walk starts with the columns asked about, each reached once
+    let roots: Vec<&LineageNode> = l
+        .nodes
+        .iter()
+        .filter(|n| n.at.model == l.model && l.column.as_ref().is_none_or(|c| &n.at.column == c))
+        .collect();
     let mut out = String::new();
     let mut shown: BTreeSet<&ColumnRef> = BTreeSet::new();
     for root in roots {
