@@ -44,7 +44,8 @@ pub use efmesh_core as core;
 pub use efmesh_core::plan::Plan;
 pub use error::{CheckFailure, Error, SeedBadValue};
 pub use exec::apply::{
-    os_user, ApplyOptions, ApplyOutcome, BatchDone, BatchProgress, ProgressHook,
+    os_user, ApplyOptions, ApplyOutcome, BatchDone, BatchProgress, ModelFinished, Progress,
+    ProgressHook, PROGRESS,
 };
 pub use exec::audits::{AuditResult, AuditStatus};
 pub use lake::local::LocalFs;

@@ -301,19 +301,21 @@ fn at_a_terminal_logs_are_colored_text_and_a_backfill_draws_a_bar() {
     let p = backfill_project(1);
     let out = at_a_terminal(p.path(), "apply dev --yes", &[]);
     assert!(has_sgr(&out), "colored at a terminal:\n{out}");
-    let logs: Vec<&str> = out.lines().filter(|l| l.contains("backfilling")).collect();
-    assert_eq!(logs.len(), 28, "{out}");
+    let logs: Vec<&str> = out.lines().filter(|l| l.contains("promoted")).collect();
+    assert_eq!(logs.len(), 1, "{out}");
     assert!(
         logs.iter()
             .all(|l| !l.contains("ts=") && !l.contains("level=")),
         "not logfmt:\n{out}"
     );
+    // the progress view says what the batch lines would (tests/tty_view.rs reads its screen)
+    assert!(!out.contains("backfilling"), "{out}");
     assert!(
-        out.contains("m.daily [") && out.contains("/28 intervals, ETA"),
+        out.contains("m.daily [") && out.contains("/28 batches, ETA"),
         "a bar for the 28-batch backfill:\n{out}"
     );
     assert!(
-        (1..=28).any(|k| out.contains(&format!("] {k}/28 intervals"))),
+        (1..=28).any(|k| out.contains(&format!("] {k}/28 batches"))),
         "the bar advances:\n{out}"
     );
 }
@@ -322,16 +324,17 @@ fn at_a_terminal_logs_are_colored_text_and_a_backfill_draws_a_bar() {
 fn at_a_terminal_no_color_and_json_are_respected() {
     let p = backfill_project(1);
     let out = at_a_terminal(p.path(), "apply dev --yes", &[("NO_COLOR", "1")]);
-    assert!(out.contains("backfilling"), "{out}");
+    assert!(
+        out.contains("promoted") && out.contains("/28 batches"),
+        "{out}"
+    );
     assert!(!has_sgr(&out), "NO_COLOR turns color off:\n{out}");
 
     let p = backfill_project(1);
     let out = at_a_terminal(p.path(), "apply dev --yes --json", &[]);
-    assert!(out.contains("backfilling"), "{out}");
-    assert!(
-        !out.contains("intervals, ETA"),
-        "no bar under --json:\n{out}"
-    );
+    // no view under --json, so the batch lines are logged as without a terminal
+    assert_eq!(out.matches("backfilling").count(), 28, "{out}");
+    assert!(!out.contains("batches, ETA"), "no bar under --json:\n{out}");
 }
 
 #[test]
@@ -345,7 +348,7 @@ fn a_run_tick_at_a_terminal_draws_the_same_bar() {
         .success();
     let out = at_a_terminal(p.path(), "run prod", &[]);
     assert!(
-        out.contains("m.daily [") && out.contains("/27 intervals, ETA"),
+        out.contains("m.daily [") && out.contains("/27 batches, ETA"),
         "a bar for the tick's 27-batch backfill:\n{out}"
     );
     assert!(out.contains("computed 27 batch(es)"), "{out}");
@@ -360,10 +363,7 @@ fn a_run_tick_at_a_terminal_draws_the_same_bar() {
         12,
         "a multi-batch tick: {out}"
     );
-    assert!(
-        !out.contains("intervals, ETA"),
-        "no bar under --json:\n{out}"
-    );
+    assert!(!out.contains("batches, ETA"), "no bar under --json:\n{out}");
 }
 
 #[test]

@@ -1,16 +1,18 @@
 //! Where the CLI's logs go and how they look. Logs always go to stderr. Off a terminal each
 //! event is one logfmt line (`ts=… level=info msg=built model=… env=… duration_ms=15`), so a
-//! log reader or an agent can group by field; at a terminal they are colored text for people,
-//! and a backfill draws a progress bar that log lines are written around, never through.
+//! log reader or an agent can group by field; at a terminal they are colored text for people.
+//! There an apply or a run draws its progress view (`progress_view.rs`): log lines are written
+//! around its bars, never through them, and the per-model and per-batch events it replaces
+//! (target [`crate::PROGRESS`]) are shown only from `debug` up while it is drawn.
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::collections::HashMap;
+use indicatif::{MultiProgress, ProgressDrawTarget};
 use std::fmt::{self, Write as _};
 use std::io::{IsTerminal, Write};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
-use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::filter::{dynamic_filter_fn, LevelFilter, Targets};
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, MakeWriter};
 use tracing_subscriber::layer::{Context, SubscriberExt};
@@ -49,7 +51,7 @@ impl LogFormat {
     }
 }
 
-/// What `init` set up, which the progress bar needs to know.
+/// What `init` set up, which the progress view needs to know.
 #[derive(Debug, Clone, Copy)]
 pub struct Logging {
     /// The format chosen.
@@ -57,7 +59,7 @@ pub struct Logging {
 }
 
 impl Logging {
-    /// Whether a backfill may draw a progress bar: only with pretty logs at a terminal (a
+    /// Whether an apply may draw its progress view: only with pretty logs at a terminal (a
     /// forced logfmt is for machines, which a redrawn bar would only confuse).
     pub fn bars_allowed(&self) -> bool {
         self.format == LogFormat::Pretty && std::io::stderr().is_terminal()
@@ -85,6 +87,11 @@ pub fn init(level: tracing::Level) -> Logging {
         }
         LogFormat::Pretty => {
             let color = terminal && std::env::var_os("NO_COLOR").is_none();
+            // what the progress view shows, it shows instead of these lines unless asked for
+            let verbose = level >= tracing::Level::DEBUG;
+            let shown = dynamic_filter_fn(move |meta, _| {
+                verbose || meta.target() != crate::PROGRESS || !VIEW_DRAWN.load(Ordering::SeqCst)
+            });
             let _ = tracing_subscriber::registry()
                 .with(filter)
                 .with(
@@ -92,7 +99,8 @@ pub fn init(level: tracing::Level) -> Logging {
                         .compact()
                         .with_target(false)
                         .with_ansi(color)
-                        .with_writer(Stderr),
+                        .with_writer(Stderr)
+                        .with_filter(shown),
                 )
                 .try_init();
         }
@@ -254,8 +262,23 @@ fn push_value(out: &mut String, v: &str) {
     out.push('"');
 }
 
-/// The progress bars being drawn, if the CLI allowed them; log lines are written around them.
+/// The progress bars being drawn, if the CLI drew any; log lines are written around them.
 static BARS: OnceLock<MultiProgress> = OnceLock::new();
+
+/// Whether a progress view is on screen, so the pretty layer leaves its events to it.
+static VIEW_DRAWN: AtomicBool = AtomicBool::new(false);
+
+/// The one set of bars on stderr that log lines are written around (created on first use).
+/// Only the progress view adds bars to it, and only when [`Logging::bars_allowed`].
+pub(crate) fn bars() -> &'static MultiProgress {
+    BARS.get_or_init(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()))
+}
+
+/// Say whether a progress view is drawn: while it is, the events of target
+/// [`crate::PROGRESS`] are left out of the pretty logs unless the level is `debug` or finer.
+pub(crate) fn set_view_drawn(drawn: bool) {
+    VIEW_DRAWN.store(drawn, Ordering::SeqCst);
+}
 
 /// stderr, written so a log line never lands in the middle of a progress bar: while bars are
 /// drawn each line is written with them cleared and redrawn after it.
@@ -286,78 +309,6 @@ impl Write for Stderr {
 
     fn flush(&mut self) -> std::io::Result<()> {
         std::io::stderr().flush()
-    }
-}
-
-/// One progress bar per model being backfilled (models are backfilled one after another, so
-/// one bar is drawn at a time): batches done of the model's total, and an ETA. Only models with
-/// more than one batch get a bar.
-#[derive(Debug)]
-pub struct BackfillBars {
-    multi: &'static MultiProgress,
-    bars: Mutex<HashMap<String, ProgressBar>>,
-}
-
-impl BackfillBars {
-    /// Bars drawn on stderr. Call only when [`Logging::bars_allowed`] (indicatif also hides
-    /// them when stderr is not a terminal).
-    pub fn new() -> BackfillBars {
-        let multi =
-            BARS.get_or_init(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
-        BackfillBars {
-            multi,
-            bars: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// Move (or start, or finish and remove) the bar of `p.model`.
-    pub fn update(&self, p: crate::exec::apply::BatchProgress<'_>) {
-        if p.total < 2 {
-            return;
-        }
-        let Ok(mut bars) = self.bars.lock() else {
-            return;
-        };
-        let bar = bars.entry(p.model.to_string()).or_insert_with(|| {
-            let bar = self.multi.add(ProgressBar::new(p.total as u64));
-            if let Ok(style) =
-                ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} intervals, ETA {eta}")
-            {
-                bar.set_style(style.progress_chars("=> "));
-            }
-            bar.set_prefix(p.model.to_string());
-            bar
-        });
-        // no steady tick: each batch redraws the bar (a ticker would leave it stale in between)
-        bar.set_position(p.done as u64);
-        if p.done >= p.total {
-            bar.finish_and_clear();
-            self.multi.remove(bar);
-            bars.remove(p.model);
-        }
-    }
-
-    /// Take every bar off the screen (an apply that failed leaves its bar unfinished), so what
-    /// is printed next starts on a clean line.
-    pub fn clear(&self) {
-        if let Ok(mut bars) = self.bars.lock() {
-            for (_, bar) in bars.drain() {
-                bar.finish_and_clear();
-                self.multi.remove(&bar);
-            }
-        }
-    }
-}
-
-impl Default for BackfillBars {
-    fn default() -> Self {
-        BackfillBars::new()
-    }
-}
-
-impl Drop for BackfillBars {
-    fn drop(&mut self) {
-        self.clear();
     }
 }
 

@@ -19,6 +19,7 @@ pub mod exit;
 pub mod logging;
 mod output;
 pub mod plan_view;
+pub mod progress_view;
 pub mod report;
 
 pub use args::{Cli, Command, ExecFlags, LogLevel, PlanFlags};

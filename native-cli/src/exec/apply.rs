@@ -9,7 +9,9 @@ use crate::engine::{Engine, EngineError};
 use crate::exec::audits::{self, AuditResult};
 use crate::exec::build::{self, ModelDone};
 use crate::exec::context::BatchContext;
-pub use crate::exec::context::{BatchDone, BatchProgress, ProgressHook};
+pub use crate::exec::context::{
+    BatchDone, BatchProgress, ModelFinished, Progress, ProgressHook, PROGRESS,
+};
 use crate::exec::dag::{self, OnFailure, SendLane};
 use crate::exec::render::Renderer;
 use crate::lake::publish::{is_parquet, LakeContext};
@@ -41,8 +43,8 @@ pub struct ApplyOptions {
     /// How many models may build at once (`--jobs`); 0 and 1 build one at a time. A model
     /// starts when its ancestors in the plan are done, on its own engine connection.
     pub jobs: usize,
-    /// Told how far each model's backfill is, so a front end (the CLI's progress bar) can show
-    /// it without parsing logs.
+    /// Told when each model starts and finishes and how far its batches are, so a front end
+    /// (the CLI's progress view) can show it without parsing logs.
     pub progress: Option<ProgressHook>,
     /// The project root, where seed files are read when the engine cannot read them itself
     /// (PostgreSQL); `Efmesh::apply` sets it. `None`: the working directory.
@@ -273,10 +275,15 @@ pub fn apply_plan(
     } else {
         let mut results = vec![];
         for a in &work {
-            results.push(build::model(&cx, plan, a, now, engine, state)?);
+            results.push(tracked(&cx, a, || {
+                build::model(&cx, plan, a, now, engine, state)
+            })?);
         }
         results
     };
+    for a in plan.actions.iter().filter(|a| reuses_physics(a)) {
+        cx.tell(Progress::Reused { model: &a.model });
+    }
     for (a, done) in work.iter().zip(results) {
         if done.built {
             built.push(a.model.clone());
@@ -318,6 +325,39 @@ pub fn apply_plan(
         promoted: true,
         statements: engine.statements_issued() - start_statements,
     })
+}
+
+/// Whether the plan serves `a` from physics that already exists and computes nothing for it:
+/// a version another environment built, or one kept through a metadata-only or non-breaking
+/// change upstream. An unchanged model, a removed one and an EMBEDDED one (no physics) are
+/// not.
+fn reuses_physics(a: &efmesh_core::plan::Action) -> bool {
+    !a.build
+        && a.batches.is_empty()
+        && a.physical_fingerprint.is_some()
+        && !matches!(a.category, Category::Unchanged | Category::Removed)
+}
+
+/// Run one model's `work` between a `Started` and a `Finished` report to the progress hook.
+fn tracked(
+    cx: &BatchContext,
+    a: &efmesh_core::plan::Action,
+    work: impl FnOnce() -> Result<ModelDone, Error>,
+) -> Result<ModelDone, Error> {
+    let started = std::time::Instant::now();
+    cx.tell(Progress::Started {
+        model: &a.model,
+        batches: a.batches.len(),
+    });
+    let done = work();
+    cx.tell(Progress::Finished(ModelFinished {
+        model: &a.model,
+        failed: done.is_err(),
+        built: done.as_ref().is_ok_and(|d| d.built),
+        batches: done.as_ref().map_or(0, |d| d.batches.len()),
+        duration: started.elapsed(),
+    }));
+    done
 }
 
 /// Reused physics that this promotion changes (a metadata change, a dev version going to
@@ -440,7 +480,7 @@ fn build_in_parallel(
         })
         .collect();
     let lane = |engine: &mut dyn Engine, state: &mut dyn StateStore, k: usize| {
-        build::model(cx, plan, work[k], now, engine, state).inspect_err(|e| {
+        tracked(cx, work[k], || build::model(cx, plan, work[k], now, engine, state)).inspect_err(|e| {
             tracing::error!(model = work[k].model.as_str(), error = %e, "model failed; its descendants will not be built, the rest goes on");
         })
     };

@@ -5,7 +5,7 @@
 use crate::engine::{Engine, EngineError};
 use crate::exec::audited::{collect_warned, log_warned, write_audited, ModelAudits, WriteError};
 use crate::exec::audits::{self, AuditResult};
-use crate::exec::context::{BatchContext, BatchDone};
+use crate::exec::context::{BatchContext, BatchDone, PROGRESS};
 use crate::exec::dag::{self, OnFailure, SendLane};
 use crate::state::StateStore;
 use crate::Error;
@@ -123,6 +123,7 @@ fn concurrently(
     use std::sync::atomic::{AtomicUsize, Ordering};
     let n = a.batches.len();
     tracing::info!(
+        target: PROGRESS,
         model = a.model.as_str(),
         env = cx.env,
         batches = n,
@@ -215,7 +216,7 @@ fn one(
         interval: b,
     };
     let batch = format!("{}/{}", k + 1, a.batches.len());
-    tracing::info!(model = a.model.as_str(), env = cx.env, batch = batch.as_str(), interval = %b, "backfilling");
+    tracing::info!(target: PROGRESS, model = a.model.as_str(), env = cx.env, batch = batch.as_str(), interval = %b, "backfilling");
     let started = std::time::Instant::now();
     let mut attempt = 0;
     let context = format!("computing {} for {b}", a.model);
@@ -241,7 +242,7 @@ fn one(
                         .with_label_values(&[a.model.as_str(), cx.env])
                         .inc_by(b.intervals(unit).max(0) as u64);
                 }
-                tracing::info!(model = a.model.as_str(), env = cx.env, batch = batch.as_str(), interval = %b, duration_ms = started.elapsed().as_millis() as u64, "backfilled");
+                tracing::info!(target: PROGRESS, model = a.model.as_str(), env = cx.env, batch = batch.as_str(), interval = %b, duration_ms = started.elapsed().as_millis() as u64, "backfilled");
                 let iso = |t: NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%SZ").to_string();
                 return Ok(Some(BatchOutcome {
                     audit_results: results,

@@ -4,7 +4,7 @@
 use crate::engine::{Engine, EngineError};
 use crate::exec::audited::{keep_warnings, physical_resolver, run_whole, ModelAudits, WriteError};
 use crate::exec::audits::{self, AuditResult};
-use crate::exec::context::{BatchContext, BatchDone};
+use crate::exec::context::{BatchContext, BatchDone, PROGRESS};
 use crate::exec::materializer::{self, Build};
 use crate::exec::render::{complete_until, Renderer};
 use crate::state::StateStore;
@@ -85,6 +85,7 @@ pub(crate) fn model(
         }
         let started = Instant::now();
         tracing::info!(
+            target: PROGRESS,
             model = a.model.as_str(),
             env = plan.env.as_str(),
             table = physical.as_str(),
@@ -139,6 +140,7 @@ pub(crate) fn model(
         state.mark_built(pfp, &a.model, &a.kind, now)?;
         metrics.snapshots_built.with_label_values(&labels).inc();
         tracing::info!(
+            target: PROGRESS,
             model = a.model.as_str(),
             env = plan.env.as_str(),
             duration_ms = started.elapsed().as_millis() as u64,

@@ -7,6 +7,12 @@ use efmesh_core::project::Project;
 use serde::Serialize;
 use std::collections::HashMap;
 
+/// The log target of the per-model and per-batch progress events (`building`, `built`,
+/// `backfilling`, `backfilled`). At a terminal the CLI's progress view shows the same facts
+/// as one line per model and a live bar, so it hides these events below `debug` there; off a
+/// terminal they are logfmt lines as always. A library user's subscriber can filter on it.
+pub const PROGRESS: &str = "efmesh::progress";
+
 /// One interval batch an apply computed.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -48,8 +54,13 @@ impl BatchContext<'_> {
 impl BatchContext<'_> {
     /// Tell the progress hook, if any, how far a model's backfill is.
     pub(crate) fn report(&self, model: &str, done: usize, total: usize) {
+        self.tell(Progress::Batches(BatchProgress { model, done, total }));
+    }
+
+    /// Tell the progress hook, if any, what just happened.
+    pub(crate) fn tell(&self, event: Progress<'_>) {
         if let Some(hook) = self.progress {
-            (hook.0)(BatchProgress { model, done, total });
+            (hook.0)(event);
         }
     }
 }
@@ -66,9 +77,52 @@ pub struct BatchProgress<'a> {
     pub total: usize,
 }
 
-/// A callback for [`BatchProgress`]: a newtype so `ApplyOptions` stays `Debug` and `Clone`.
+/// What an apply tells a progress display as it goes: enough for one line per model and a
+/// live bar per running one, without parsing log lines. Models build on several threads under
+/// `--jobs`, so events of different models interleave; those of one model come in order
+/// (`Started`, any `Batches`, `Finished`).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum Progress<'a> {
+    /// The plan serves this model from physics that already exists (a version another
+    /// environment built, a metadata-only or non-breaking change upstream): nothing is computed
+    /// for it. Told once every model this apply builds is done.
+    Reused {
+        /// The model.
+        model: &'a str,
+    },
+    /// The model's work (building its physics, or computing its batches) starts.
+    Started {
+        /// The model.
+        model: &'a str,
+        /// The batches this apply computes for it (0: it is built whole).
+        batches: usize,
+    },
+    /// How far its batches are.
+    Batches(BatchProgress<'a>),
+    /// The model's work ended, successfully or not.
+    Finished(ModelFinished<'a>),
+}
+
+/// How one model's work ended, for [`Progress::Finished`].
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct ModelFinished<'a> {
+    /// The model.
+    pub model: &'a str,
+    /// It failed (the error itself is returned by the apply).
+    pub failed: bool,
+    /// Its physics was built by this apply (not only new intervals computed into it).
+    pub built: bool,
+    /// The batches computed.
+    pub batches: usize,
+    /// How long its work took.
+    pub duration: std::time::Duration,
+}
+
+/// A callback for [`Progress`]: a newtype so `ApplyOptions` stays `Debug` and `Clone`.
 #[derive(Clone)]
-pub struct ProgressHook(pub std::sync::Arc<dyn Fn(BatchProgress<'_>) + Send + Sync>);
+pub struct ProgressHook(pub std::sync::Arc<dyn Fn(Progress<'_>) + Send + Sync>);
 
 impl std::fmt::Debug for ProgressHook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -90,12 +90,9 @@ pub(crate) fn run(
             json,
         );
     };
-    // a bar per backfilled model, only for people: never under --json or off a terminal
-    let bars = (!json && logging.bars_allowed())
-        .then(|| std::sync::Arc::new(crate::cli::logging::BackfillBars::new()));
-    let progress = bars
-        .clone()
-        .map(|b| crate::exec::apply::ProgressHook(std::sync::Arc::new(move |p| b.update(p))));
+    // bars and a line per model, only for people: never under --json or off a terminal
+    let view = crate::cli::progress_view::ProgressView::start(logging, json);
+    let progress = view.as_ref().map(|v| v.hook());
     let applied = p.apply(
         &plan,
         crate::ApplyOptions {
@@ -105,8 +102,8 @@ pub(crate) fn run(
             ..Default::default()
         },
     );
-    if let Some(b) = &bars {
-        b.clear();
+    if let Some(v) = &view {
+        v.finish();
     }
     match applied {
         Ok(out) => {

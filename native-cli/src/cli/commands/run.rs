@@ -13,27 +13,21 @@ pub(crate) fn run(
     json: bool,
     logging: crate::cli::logging::Logging,
 ) -> Exit {
-    // the same bars as apply: only for people, never under --json or off a terminal
-    let bars = (!json && logging.bars_allowed())
-        .then(|| std::sync::Arc::new(crate::cli::logging::BackfillBars::new()));
-    let progress = bars
-        .clone()
-        .map(|b| crate::exec::apply::ProgressHook(std::sync::Arc::new(move |p| b.update(p))));
+    // the same view as apply: only for people, never under --json or off a terminal
+    let view = crate::cli::progress_view::ProgressView::start(logging, json);
+    let progress = view.as_ref().map(|v| v.hook());
     let opts = crate::ops::run::RunOptions {
         retries: exec.retries,
         jobs: exec.jobs.into(),
         progress,
     };
     let (report, error) = crate::ops::run::run_dir(dir, env, &opts);
+    if let Some(v) = &view {
+        v.finish();
+    }
     // a project that does not load: the full diagnostic, with file and line
     if let (Some(crate::Error::Invalid(_)), false) = (&error, json) {
-        if let Some(b) = &bars {
-            b.clear();
-        }
         return fail(error.expect("matched above"), false);
-    }
-    if let Some(b) = &bars {
-        b.clear();
     }
     use crate::state::Outcome;
     let code = Exit::of_outcome(report.outcome);
