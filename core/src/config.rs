@@ -30,6 +30,18 @@ struct RawConfig {
     environments: BTreeMap<String, RawEnvironment>,
     #[serde(default)]
     attach: BTreeMap<String, Spanned<RawAttach>>,
+    #[serde(default)]
+    variables: BTreeMap<String, Spanned<toml::Value>>,
+    model_defaults: Option<RawModelDefaults>,
+}
+
+/// `[model_defaults]`: what a model without these properties gets.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModelDefaults {
+    kind: Option<S>,
+    cron: Option<S>,
+    owner: Option<S>,
 }
 
 /// `[attach.NAME]`: another database the engine attaches at startup.
@@ -347,6 +359,13 @@ pub struct Config {
     pub lake_index: LakeIndex,
     /// Per-environment policies from `[environments.<name>]`, by environment name.
     pub environments: BTreeMap<String, EnvironmentConfig>,
+    /// Global macro variables (`[variables]`, SQLMesh's `variables:`), by lower-cased name:
+    /// strings, numbers, booleans, or lists of them. Models read them as `@name` or
+    /// `@VAR('name')`.
+    pub variables: BTreeMap<String, serde_json::Value>,
+    /// What a model gets for the properties it does not declare (`[model_defaults]`, SQLMesh's
+    /// `model_defaults:`).
+    pub model_defaults: crate::model::ModelDefaults,
 }
 
 impl Config {
@@ -383,6 +402,8 @@ impl Config {
             lake_s3: None,
             lake_index: LakeIndex::default(),
             environments: BTreeMap::new(),
+            variables: BTreeMap::new(),
+            model_defaults: Default::default(),
         }
     }
 
@@ -668,12 +689,69 @@ impl Config {
                 },
             );
         }
+        if let Some(d) = &raw.model_defaults {
+            if let Some(k) = &d.kind {
+                match crate::model::defaults::default_kind(k.get_ref()) {
+                    Some(kind) => cfg.model_defaults.kind = Some(kind),
+                    None => cx.invalid(k, "model_defaults.kind", "a default kind is FULL, VIEW or EMBEDDED (kinds with parameters are declared per model)".into()),
+                }
+            }
+            if let Some(c) = &d.cron {
+                if let Err(why) = crate::cron::parse(c.get_ref()) {
+                    cx.invalid(
+                        c,
+                        "model_defaults.cron",
+                        format!("a 5-field cron expression or a macro such as @daily: {why}"),
+                    );
+                }
+                cfg.model_defaults.cron = Some(c.get_ref().clone());
+            }
+            cfg.model_defaults.owner = d.owner.as_ref().map(|o| o.get_ref().clone());
+        }
+        for (name, v) in &raw.variables {
+            let loc = byte_range_location(file, text, v.span());
+            match variable_value(v.get_ref()) {
+                Some(value) => {
+                    cfg.variables.insert(name.to_ascii_lowercase(), value);
+                }
+                None => cx.diags.push(Diagnostic::at(
+                    Problem::ConfigValue {
+                        key: format!("variables.{name}"),
+                        message: "a variable is a string, a number, a boolean, or a list of them"
+                            .into(),
+                    },
+                    loc,
+                )),
+            }
+        }
         if cx.diags.is_empty() {
             Ok(cfg)
         } else {
             Err(cx.diags)
         }
     }
+}
+
+/// A `[variables]` value as the JSON the macro expander reads, if it is one a macro can use.
+fn variable_value(v: &toml::Value) -> Option<serde_json::Value> {
+    use serde_json::Value as J;
+    Some(match v {
+        toml::Value::String(s) => J::String(s.clone()),
+        toml::Value::Integer(i) => J::from(*i),
+        toml::Value::Float(f) => J::from(*f),
+        toml::Value::Boolean(b) => J::Bool(*b),
+        toml::Value::Array(items) => J::Array(
+            items
+                .iter()
+                .map(|i| match i {
+                    toml::Value::Array(_) | toml::Value::Table(_) => None,
+                    scalar => variable_value(scalar),
+                })
+                .collect::<Option<_>>()?,
+        ),
+        toml::Value::Datetime(d) => J::String(d.to_string()),
+        toml::Value::Table(_) => return None,
+    })
 }
 
 /// Interpolation and validation context, collecting diagnostics as it goes.

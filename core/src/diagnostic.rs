@@ -49,6 +49,23 @@ pub enum Problem {
         /// Why the value was refused.
         message: String,
     },
+    /// A SQLMesh `config.yaml` key efmesh reads past (it changes no table, or efmesh does it
+    /// its own way) or cannot honour (then it is an error, with what to do instead).
+    #[error("`{key}` in config.yaml is {verdict}")]
+    SqlmeshConfig {
+        /// The dotted key, e.g. `model_defaults.storage_format`.
+        key: String,
+        /// `ignored` (a warning) or `not supported` (an error).
+        verdict: &'static str,
+        /// Why, and what to do.
+        why: String,
+    },
+    /// A Python model or macro in a SQLMesh project: efmesh runs SQL only.
+    #[error("a Python {role} is not supported")]
+    PythonFile {
+        /// `model` or `macro`.
+        role: &'static str,
+    },
 
     // ---- files ----
     /// A model or audit file cannot even be tokenized as SQL, e.g. an unterminated string literal.
@@ -176,6 +193,17 @@ pub enum Problem {
         name: String,
         /// The closest known macro, when one is near enough to be a likely typo.
         suggestion: Option<String>,
+    },
+    /// A SQLMesh macro call or definition that cannot be expanded: a wrong argument, a
+    /// condition that cannot be evaluated while loading, an undefined variable.
+    #[error("`@{name}`: {message}")]
+    Macro {
+        /// The macro (or variable) as written, without the `@`.
+        name: String,
+        /// What is wrong.
+        message: String,
+        /// What to do about it.
+        help: String,
     },
     /// An EXTERNAL model declares no `columns`, so nothing that reads it could be column-checked.
     #[error("an EXTERNAL model must declare its `columns`")]
@@ -462,6 +490,9 @@ impl Problem {
     pub fn severity(&self) -> Severity {
         match self {
             Problem::IgnoredProperty { .. }
+            | Problem::SqlmeshConfig {
+                verdict: "ignored", ..
+            }
             | Problem::FallbackParse { .. }
             | Problem::ColumnsUnchecked { .. }
             | Problem::ColumnsNotInferable { .. } => Severity::Warning,
@@ -475,6 +506,8 @@ impl Problem {
             Problem::ConfigSyntax { .. } => "config-syntax",
             Problem::MissingEnvVar { .. } => "missing-env-var",
             Problem::ConfigValue { .. } => "config-value",
+            Problem::SqlmeshConfig { .. } => "sqlmesh-config",
+            Problem::PythonFile { .. } => "python-file",
             Problem::SqlTokenize { .. } => "sql-tokenize",
             Problem::MissingModelBlock => "missing-model-block",
             Problem::MissingAuditBlock => "missing-audit-block",
@@ -493,6 +526,7 @@ impl Problem {
             Problem::MultipleStatements { .. } => "multiple-statements",
             Problem::NotAQuery => "not-a-query",
             Problem::UnknownMacro { .. } => "unknown-macro",
+            Problem::Macro { .. } => "macro",
             Problem::ExternalWithoutColumns => "external-without-columns",
             Problem::MaintenanceUnsupported { .. } => "maintenance-unsupported",
             Problem::DuplicateModel { .. } => "duplicate-model",
@@ -551,6 +585,10 @@ impl Problem {
                 Some(s) => format!("did you mean `@{s}`?"),
                 None => "time macros: @start, @end, @start_ds, @end_ds, @start_ts, @end_ts, @start_date, @end_date, @start_dt, @end_dt".into(),
             }),
+            Problem::Macro { help, .. } => Some(help.clone()),
+            Problem::SqlmeshConfig { why, .. } => Some(why.clone()),
+            Problem::PythonFile { role: "model" } => Some("efmesh runs SQL models: rewrite it as a `.sql` model with a MODEL block, or move it out of `models/`".into()),
+            Problem::PythonFile { .. } => Some("define the macro in SQL, `@DEF(name, (a, b) -> ...);` in `macros/*.sql`, or move the file out of `macros/`".into()),
             Problem::ExternalWithoutColumns => Some("add `columns (name TYPE, ...)` to the MODEL block".into()),
             Problem::MaintenanceUnsupported { .. } => Some("compaction rewrites a model's source files: use it on `kind EXTERNAL (path 'landing/**/*.parquet', format parquet)`, or remove `maintenance`".into()),
             Problem::DuplicateModel { first, .. } => Some(format!("first defined in {first}; rename one of them")),

@@ -56,6 +56,8 @@ pub mod seed;
 #[cfg(feature = "analysis")]
 pub mod sql;
 #[cfg(feature = "analysis")]
+pub mod sqlmesh_config;
+#[cfg(feature = "analysis")]
 pub mod suggest;
 #[cfg(feature = "analysis")]
 pub mod support;

@@ -48,6 +48,8 @@ fn load_dir(root: &Path) -> Loaded {
         models: files_under(root, "models"),
         audits: files_under(root, "audits"),
         external_models: None,
+        macros: vec![],
+        config_diagnostics: vec![],
     };
     load(&sources, &mut |rel| {
         std::fs::read(root.join(rel)).map_err(|e| e.to_string())
@@ -160,6 +162,8 @@ fn fp_with_parent(parent_columns: &str, model: &str) -> String {
         ],
         audits: vec![],
         external_models: None,
+        macros: vec![],
+        config_diagnostics: vec![],
     };
     let loaded = load(&sources, &mut |_| Err("no seeds".into()));
     let errors: Vec<String> = loaded
@@ -289,6 +293,7 @@ fn canonical_forms_are_frozen() {
                 "m.sql",
                 &src,
                 efmesh_core::sql::Dialect::DuckDb,
+                &Default::default(),
             );
             m.unwrap().query.unwrap().canonical
         })
@@ -311,6 +316,8 @@ fn a_version_from_another_fingerprint_version_is_breaking_or_refused() {
         }],
         audits: vec![],
         external_models: None,
+        macros: vec![],
+        config_diagnostics: vec![],
     };
     let p = load(&sources, &mut |_| Err("no seeds".into()))
         .project

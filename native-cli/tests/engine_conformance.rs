@@ -187,6 +187,8 @@ fn scd_type_2_closes_changed_versions_and_opens_new_ones() {
         }],
         audits: vec![],
         external_models: None,
+        macros: vec![],
+        config_diagnostics: vec![],
     };
     let project = efmesh_core::project::load(&sources, &mut |_| Err("none".into()))
         .project

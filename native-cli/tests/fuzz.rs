@@ -56,6 +56,8 @@ fn check_model(text: &str) {
         }],
         audits: vec![],
         external_models: None,
+        macros: vec![],
+        config_diagnostics: vec![],
     };
     let loaded = load(&sources, &mut |_| Err("no seeds here".into()));
     // a project or diagnostics, and the diagnostics render

@@ -187,6 +187,8 @@ fn real_fingerprint() -> String {
         }],
         audits: vec![],
         external_models: None,
+        macros: vec![],
+        config_diagnostics: vec![],
     };
     let loaded = load(&sources, &mut |p: &str| Err(format!("no file {p}")));
     let project = loaded.project.expect("the tiny project loads");

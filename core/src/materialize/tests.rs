@@ -20,6 +20,8 @@ fn project(models: &[(&str, &str)]) -> crate::project::Project {
             .collect(),
         audits: vec![],
         external_models: None,
+        macros: vec![],
+        config_diagnostics: vec![],
     };
     load(&sources, &mut |_| Ok(b"id,name\n1,a\n".to_vec()))
         .project

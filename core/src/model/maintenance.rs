@@ -308,6 +308,7 @@ mod tests {
             "models/raw/events.sql",
             &format!("MODEL (\n  name raw.events,\n  {props}\n);\n"),
             Dialect::DuckDb,
+            &Default::default(),
         )
     }
 

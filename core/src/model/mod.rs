@@ -5,10 +5,12 @@
 //! when the project is assembled.
 
 pub mod block;
+pub mod defaults;
 pub mod kind;
 pub mod maintenance;
 pub mod values;
 
+pub use defaults::{ModelDefaults, ParseEnv};
 pub use kind::{Batching, ExternalSource, FileFormat, Kind};
 pub use maintenance::Maintenance;
 
@@ -247,6 +249,7 @@ pub fn parse_model_file(
     file: &str,
     text: &str,
     dialect: Dialect,
+    env: &ParseEnv,
 ) -> (Option<Model>, Vec<Diagnostic>) {
     let mut diags = vec![];
     let tokens = match sql::tokenize(file, text, dialect) {
@@ -265,7 +268,7 @@ pub fn parse_model_file(
         }
         Err(e) => return (None, vec![e]),
     };
-    let parsed = interpret(file, &block.items, block.span, &mut diags);
+    let parsed = interpret(file, &block.items, block.span, &env.defaults, &mut diags);
     let rest = &tokens[block.rest..];
     let Some((mut model, kind_ok)) = parsed else {
         return (None, diags);
@@ -285,7 +288,7 @@ pub fn parse_model_file(
                 block_loc,
             ));
         } else {
-            match sql::prepare_query(rest, file, dialect, false) {
+            match sql::prepare_query_in(rest, file, dialect, false, &env.macros) {
                 Ok((q, warnings)) => {
                     diags.extend(warnings);
                     model.query = Some(q);
@@ -326,6 +329,7 @@ fn interpret(
     file: &str,
     items: &[Item],
     block_span: sqlparser::tokenizer::Span,
+    defaults: &ModelDefaults,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<(Model, bool)> {
     let mut seen: Vec<String> = vec![];
@@ -562,7 +566,17 @@ fn interpret(
         Some(k) => m.kind = k,
         // an unreadable kind was reported; don't guess what the query should look like
         None if seen.iter().any(|k| k == "kind") => return Some((m, false)),
-        None => {}
+        None => {
+            if let Some(k) = &defaults.kind {
+                m.kind = k.clone();
+            }
+        }
+    }
+    if m.cron.is_none() {
+        m.cron = defaults.cron.clone();
+    }
+    if m.owner.is_none() {
+        m.owner = defaults.owner.clone();
     }
     Some((m, true))
 }

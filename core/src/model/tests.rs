@@ -2,7 +2,7 @@ use super::*;
 use crate::diagnostic::Problem;
 
 fn parse(src: &str) -> (Option<Model>, Vec<Diagnostic>) {
-    parse_model_file("models/m.sql", src, Dialect::DuckDb)
+    parse_model_file("models/m.sql", src, Dialect::DuckDb, &Default::default())
 }
 
 fn ok(src: &str) -> Model {

@@ -25,6 +25,8 @@ fn project(models: &[(&str, &str)]) -> Project {
             .collect(),
         audits: vec![],
         external_models: None,
+        macros: vec![],
+        config_diagnostics: vec![],
     };
     let loaded = load(&sources, &mut |_| Err("no seeds".into()));
     let errors: Vec<String> = loaded

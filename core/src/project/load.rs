@@ -21,7 +21,7 @@ pub fn load_parsed(
     parsed: Vec<ParsedFile>,
     read_seed: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
 ) -> Loaded {
-    let mut diags: Vec<Diagnostic> = vec![];
+    let mut diags: Vec<Diagnostic> = sources.config_diagnostics.clone();
     let (models, failed_files) = collect_models(sources, parsed, &mut diags);
     let (models, index) = unique_names(models, &mut diags);
     // what this build of efmesh cannot do is refused here, never halfway through an apply

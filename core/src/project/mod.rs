@@ -9,6 +9,7 @@
 //! - [`Project::redacted`]: the project as a redacted environment builds it (`redact.rs`).
 
 mod load;
+pub mod macros;
 mod redact;
 
 pub use load::load_parsed;
@@ -42,6 +43,11 @@ pub struct ProjectSources {
     pub audits: Vec<SourceText>,
     /// `external_models.yaml`, when the project has one.
     pub external_models: Option<SourceText>,
+    /// The project's macro files (`macros/**/*.sql`): `@DEF` statements every model can call.
+    pub macros: Vec<SourceText>,
+    /// What reading the configuration found besides the config itself: the SQLMesh keys efmesh
+    /// reads past, and the Python files it cannot run.
+    pub config_diagnostics: Vec<Diagnostic>,
 }
 
 /// A loaded, checked project.
@@ -198,11 +204,16 @@ pub type ParsedFile = (Option<Model>, Vec<Diagnostic>);
 /// [`load_parsed`].
 pub fn parse_models(sources: &ProjectSources) -> Vec<ParsedFile> {
     let dialect = sources.config.dialect();
-    sources
+    let (env, problems) = macros::parse_env(sources);
+    let mut parsed: Vec<ParsedFile> = sources
         .models
         .iter()
-        .map(|src| model::parse_model_file(&src.path, &src.text, dialect))
-        .collect()
+        .map(|src| model::parse_model_file(&src.path, &src.text, dialect, &env))
+        .collect();
+    if !problems.is_empty() {
+        parsed.push((None, problems));
+    }
+    parsed
 }
 
 /// Load and check a project. `read_seed` reads a project-relative file.

@@ -7,6 +7,7 @@ pub mod canonical;
 pub mod columns;
 pub mod dialect;
 pub mod lineage;
+pub mod macro_lang;
 pub mod macros;
 pub mod references;
 pub mod render;
@@ -124,6 +125,27 @@ pub fn prepare_query(
     dialect: Dialect,
     audit: bool,
 ) -> Result<(ModelQuery, Vec<Diagnostic>), Vec<Diagnostic>> {
+    prepare_query_in(
+        tokens,
+        file,
+        dialect,
+        audit,
+        &macro_lang::MacroEnv::default(),
+    )
+}
+
+/// [`prepare_query`] with the project's variables and macros: SQLMesh's macro language is
+/// expanded first ([`macro_lang::expand`]), so what is parsed, fingerprinted and run is the
+/// expanded query.
+pub fn prepare_query_in(
+    tokens: &[TokenWithSpan],
+    file: &str,
+    dialect: Dialect,
+    audit: bool,
+    env: &macro_lang::MacroEnv,
+) -> Result<(ModelQuery, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let expanded = macro_lang::expand(tokens, env, file, audit)?;
+    let tokens: &[TokenWithSpan] = &expanded;
     // one pass on the hot path: fold macros and normalize case, then hand the tokens to the
     // parser; the original-case tokens are rebuilt only when the fallback needs them
     let normalized = canonical::normalize_tokens_owned(macros::fold_macros(tokens, file, audit)?);

@@ -573,6 +573,8 @@ mod tests {
             }],
             audits: vec![],
             external_models: None,
+            macros: vec![],
+            config_diagnostics: vec![],
         };
         let loaded = efmesh_core::project::load(&sources, &mut |_| Ok(b"a,b\n1,2\n".to_vec()));
         let project = loaded.project.unwrap();

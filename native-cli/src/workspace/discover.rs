@@ -1,21 +1,43 @@
-//! Finding a project on disk: `efmesh.toml` by walking up like Cargo, then its files by glob.
+//! Finding a project on disk: `efmesh.toml` (or a SQLMesh `config.yaml`) by walking up like
+//! Cargo, then its files by glob.
 
 use crate::error::Error;
 use efmesh_core::config::CONFIG_FILE;
+use efmesh_core::sqlmesh_config::SQLMESH_CONFIG_FILES;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::path::{Path, PathBuf};
 
-/// The directory holding `efmesh.toml`, searching `start` and its ancestors.
+/// The directory holding `efmesh.toml`, or a SQLMesh project (`config.yaml` or `config.yml`
+/// next to a `models/` directory), searching `start` and its ancestors.
 pub fn find_root(start: &Path) -> Result<PathBuf, Error> {
     let start = std::fs::canonicalize(start).map_err(|e| Error::io(start, e))?;
     let mut dir = Some(start.as_path());
     while let Some(d) = dir {
-        if d.join(CONFIG_FILE).is_file() {
+        if d.join(CONFIG_FILE).is_file() || sqlmesh_config(d).is_some() {
             return Ok(d.to_path_buf());
+        }
+        if d.join("config.py").is_file() && d.join("models").is_dir() {
+            return Err(Error::Config {
+                message: format!(
+                    "{} is a SQLMesh project configured in Python (`config.py`), which efmesh does not run; write its settings as `config.yaml` (or an `efmesh.toml`)",
+                    d.display()
+                ),
+            });
         }
         dir = d.parent();
     }
     Err(Error::NoProject { start })
+}
+
+/// The name of the SQLMesh config in `dir`, if `dir` is a SQLMesh project. A `config.yaml`
+/// alone is too common a name to claim a directory; with `models/` beside it, it is SQLMesh's.
+pub fn sqlmesh_config(dir: &Path) -> Option<&'static str> {
+    if !dir.join("models").is_dir() {
+        return None;
+    }
+    SQLMESH_CONFIG_FILES
+        .into_iter()
+        .find(|n| dir.join(n).is_file())
 }
 
 fn globset(globs: &[String]) -> Result<GlobSet, Error> {

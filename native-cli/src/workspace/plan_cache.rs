@@ -1,8 +1,8 @@
 //! The project cache: the fingerprints of the last full load, keyed by the content of every
 //! file that shapes them, so a plan with nothing to do answers without parsing a model.
 //!
-//! The key hashes this efmesh build, `efmesh.toml`, every model, audit and
-//! `external_models.yaml` text (with their paths) and every seed file's content. Any change
+//! The key hashes this efmesh build, the config (`efmesh.toml` or `config.yaml`), every model,
+//! audit, macro and `external_models.yaml` text (with their paths) and every seed file's content. Any change
 //! misses the cache and the plan is computed in full; the cache only ever answers "nothing
 //! changed", and only when the environment serves exactly the cached versions.
 
@@ -73,6 +73,7 @@ fn key(config_text: &str, sources: &ProjectSources, seeds: &[(String, String)]) 
         .models
         .iter()
         .chain(&sources.audits)
+        .chain(&sources.macros)
         .chain(&sources.external_models)
     {
         put(&f.path, f.text.as_bytes());

@@ -39,6 +39,28 @@ fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
+/// The config file of the project at `root`: `efmesh.toml`, else SQLMesh's `config.yaml` (or
+/// `config.yml`); `efmesh.toml` wins when both are there.
+pub(crate) fn config_name(root: &Path) -> &'static str {
+    if root.join(CONFIG_FILE).is_file() {
+        return CONFIG_FILE;
+    }
+    discover::sqlmesh_config(root).unwrap_or(CONFIG_FILE)
+}
+
+/// Parse a project's config by its file name: `efmesh.toml`, or a SQLMesh `config.yaml` (which
+/// also says which of its keys efmesh reads past).
+pub(crate) fn parse_config(
+    name: &str,
+    text: &str,
+) -> Result<(Config, Vec<Diagnostic>), Vec<Diagnostic>> {
+    if name == CONFIG_FILE {
+        Config::parse(name, text, &process_env).map(|c| (c, vec![]))
+    } else {
+        efmesh_core::sqlmesh_config::parse(name, text, &process_env)
+    }
+}
+
 /// Load and check the project whose root (or any subdirectory) is `dir`.
 ///
 /// Only a missing project or unreadable files are `Err`; problems in the project itself are
@@ -62,7 +84,7 @@ pub(crate) fn load_sources(
     config_text: String,
     sources: ProjectSources,
 ) -> CheckReport {
-    let mut files = BTreeMap::from([(CONFIG_FILE.to_string(), config_text.clone())]);
+    let mut files = BTreeMap::from([(config_name(&root).to_string(), config_text.clone())]);
     let mut read_seed = |rel: &str| {
         crate::util::bounded_read::read_bounded(
             &root.join(rel),
@@ -82,6 +104,7 @@ pub(crate) fn load_sources(
         .models
         .iter()
         .chain(&sources.audits)
+        .chain(&sources.macros)
         .chain(&sources.external_models);
     for src in all.filter(|s| mentioned.contains(s.path.as_str())) {
         files.insert(src.path.clone(), src.text.clone());
@@ -102,10 +125,11 @@ pub(crate) fn load_sources(
 /// store even when the models do not check (`run`).
 pub(crate) fn read_config(dir: &Path) -> Result<(PathBuf, Config), Error> {
     let root = discover::find_root(dir)?;
-    let text = crate::util::bounded_read::read_text(&root.join(CONFIG_FILE))
-        .map_err(|e| Error::io(&root.join(CONFIG_FILE), e))?;
-    let files = BTreeMap::from([(CONFIG_FILE.to_string(), text.clone())]);
-    let config = Config::parse(CONFIG_FILE, &text, &process_env)
+    let name = config_name(&root);
+    let text = crate::util::bounded_read::read_text(&root.join(name))
+        .map_err(|e| Error::io(&root.join(name), e))?;
+    let files = BTreeMap::from([(name.to_string(), text.clone())]);
+    let (config, _) = parse_config(name, &text)
         .map_err(|diagnostics| Error::Invalid(Box::new(CheckFailure { diagnostics, files })))?;
     Ok((root, config))
 }
@@ -121,8 +145,10 @@ fn parse_parallel(sources: &ProjectSources) -> Vec<project::ParsedFile> {
         return project::parse_models(sources);
     }
     let dialect = sources.config.dialect();
+    let (env, problems) = project::macros::parse_env(sources);
+    let env = &env;
     let chunk = sources.models.len().div_ceil(threads);
-    std::thread::scope(|s| {
+    let mut parsed: Vec<project::ParsedFile> = std::thread::scope(|s| {
         let handles: Vec<_> = sources
             .models
             .chunks(chunk)
@@ -130,7 +156,9 @@ fn parse_parallel(sources: &ProjectSources) -> Vec<project::ParsedFile> {
                 s.spawn(move || {
                     files
                         .iter()
-                        .map(|f| efmesh_core::model::parse_model_file(&f.path, &f.text, dialect))
+                        .map(|f| {
+                            efmesh_core::model::parse_model_file(&f.path, &f.text, dialect, env)
+                        })
                         .collect::<Vec<_>>()
                 })
             })
@@ -139,7 +167,11 @@ fn parse_parallel(sources: &ProjectSources) -> Vec<project::ParsedFile> {
             .into_iter()
             .flat_map(|h| h.join().expect("a parser thread panicked"))
             .collect()
-    })
+    });
+    if !problems.is_empty() {
+        parsed.push((None, problems));
+    }
+    parsed
 }
 
 /// A config that failed to parse: its diagnostics and the text to render them.
@@ -149,7 +181,7 @@ pub(crate) type ConfigFailure = (Vec<Diagnostic>, BTreeMap<String, String>);
 pub(crate) fn read_sources(
     root: &Path,
 ) -> Result<Result<(String, ProjectSources), ConfigFailure>, Error> {
-    let p = root.join(CONFIG_FILE);
+    let p = root.join(config_name(root));
     let config_text = crate::util::bounded_read::read_text(&p).map_err(|e| Error::io(&p, e))?;
     sources_for(root, config_text, true)
 }
@@ -165,12 +197,17 @@ pub(crate) fn sources_for(
         let p = root.join(rel);
         crate::util::bounded_read::read_text(&p).map_err(|e| Error::io(&p, e))
     };
-    let config = match Config::parse(CONFIG_FILE, &config_text, &process_env) {
+    let name = if files {
+        config_name(root)
+    } else {
+        CONFIG_FILE
+    };
+    let (config, config_diagnostics) = match parse_config(name, &config_text) {
         Ok(c) => c,
         Err(diagnostics) => {
             return Ok(Err((
                 diagnostics,
-                BTreeMap::from([(CONFIG_FILE.to_string(), config_text)]),
+                BTreeMap::from([(name.to_string(), config_text)]),
             )))
         }
     };
@@ -179,6 +216,8 @@ pub(crate) fn sources_for(
         models: vec![],
         audits: vec![],
         external_models: None,
+        macros: vec![],
+        config_diagnostics,
     };
     if !files {
         return Ok(Ok((config_text, sources)));
@@ -190,6 +229,33 @@ pub(crate) fn sources_for(
     for path in discover::matching_files(root, &config.audit_globs)? {
         let text = read(&path)?;
         sources.audits.push(SourceText { path, text });
+    }
+    for path in discover::matching_files(root, &[project::macros::MACRO_GLOB.to_string()])? {
+        let text = read(&path)?;
+        sources.macros.push(SourceText { path, text });
+    }
+    if name != CONFIG_FILE {
+        // a SQLMesh project's Python models and macros are named, never skipped quietly
+        let python = ["models/**/*.py".to_string(), "macros/**/*.py".to_string()];
+        for path in discover::matching_files(root, &python)? {
+            let text = read(&path)?;
+            // an empty `__init__.py` (SQLMesh's init template has one) defines nothing
+            let defines_nothing = text
+                .lines()
+                .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
+            if defines_nothing {
+                continue;
+            }
+            let role = if path.starts_with("models/") {
+                "model"
+            } else {
+                "macro"
+            };
+            sources.config_diagnostics.push(Diagnostic::at(
+                efmesh_core::diagnostic::Problem::PythonFile { role },
+                efmesh_core::location::Location::file_only(&path),
+            ));
+        }
     }
     if root.join(EXTERNAL_MODELS_FILE).is_file() {
         let text = read(EXTERNAL_MODELS_FILE)?;

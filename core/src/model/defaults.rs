@@ -1,0 +1,39 @@
+//! What a model file is parsed with besides its own text: the project's macros and the
+//! defaults a model gets for what it does not declare (SQLMesh's `model_defaults`).
+
+use super::Kind;
+use crate::sql::macro_lang::MacroEnv;
+
+/// The properties a model takes from the project when it declares none.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ModelDefaults {
+    /// The kind of a model without `kind`: FULL in an efmesh project, VIEW in a SQLMesh one (as
+    /// SQLMesh does), or the configured one.
+    pub kind: Option<Kind>,
+    /// The `cron` of a model without one.
+    pub cron: Option<String>,
+    /// The `owner` of a model without one.
+    pub owner: Option<String>,
+}
+
+/// Everything a model file's parse reads from its project.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ParseEnv {
+    /// Variables and `macros/*.sql` macros.
+    pub macros: MacroEnv,
+    /// Defaults for undeclared properties.
+    pub defaults: ModelDefaults,
+}
+
+/// A default kind by name, as `model_defaults.kind` may give it: only the kinds that need no
+/// parameters.
+pub fn default_kind(name: &str) -> Option<Kind> {
+    Some(match name.to_ascii_uppercase().as_str() {
+        "FULL" => Kind::Full,
+        "VIEW" => Kind::View {
+            materialized: false,
+        },
+        "EMBEDDED" => Kind::Embedded,
+        _ => return None,
+    })
+}

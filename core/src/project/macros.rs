@@ -1,0 +1,55 @@
+//! What a project's model files are parsed with: the config's variables, the `@DEF` macros of
+//! `macros/*.sql` and the model defaults, gathered once for every model file.
+
+use super::ProjectSources;
+use crate::diagnostic::Diagnostic;
+use crate::model::ParseEnv;
+use crate::sql::macro_lang::{self, MacroEnv, Value};
+
+/// The glob that selects a project's macro files.
+pub const MACRO_GLOB: &str = "macros/**/*.sql";
+
+/// What the project's model files are parsed with, and the problems of its macro files.
+pub fn parse_env(sources: &ProjectSources) -> (ParseEnv, Vec<Diagnostic>) {
+    let (macros, problems) = macro_env(sources);
+    let env = ParseEnv {
+        macros,
+        defaults: sources.config.model_defaults.clone(),
+    };
+    (env, problems)
+}
+
+/// The project's macro environment, and the problems of its macro files.
+pub fn macro_env(sources: &ProjectSources) -> (MacroEnv, Vec<Diagnostic>) {
+    let mut env = MacroEnv::default();
+    for (name, v) in &sources.config.variables {
+        env.variables.insert(name.clone(), value_of_json(v));
+    }
+    let mut problems = vec![];
+    let dialect = sources.config.dialect();
+    for src in &sources.macros {
+        match crate::sql::tokenize(&src.path, &src.text, dialect) {
+            Ok(tokens) => {
+                if let Err(d) = macro_lang::parse_macro_file(&src.path, &tokens, &mut env) {
+                    problems.extend(d);
+                }
+            }
+            Err(d) => problems.push(d),
+        }
+    }
+    (env, problems)
+}
+
+/// A config variable as a macro value.
+pub fn value_of_json(v: &serde_json::Value) -> Value {
+    use serde_json::Value as J;
+    match v {
+        J::Null => Value::Null,
+        J::Bool(b) => Value::Bool(*b),
+        J::Number(n) => Value::Num(n.to_string()),
+        J::String(s) => Value::Str(s.clone()),
+        J::Array(items) => Value::List(items.iter().map(value_of_json).collect()),
+        // maps are refused when the config is read
+        J::Object(_) => Value::Null,
+    }
+}

@@ -1,0 +1,591 @@
+//! SQLMesh's `config.yaml`, read as efmesh's [`Config`], so a SQLMesh project runs as it is:
+//! the DuckDB gateway's database, extensions and settings, `model_defaults` (dialect, start,
+//! cron, owner, kind), `variables` (the gateway's over the project's), `default_gateway` and
+//! `project`.
+//!
+//! Every other key is named once: a warning when it changes no table or efmesh does the same
+//! thing its own way (state, naming, the UI), an error when ignoring it would change what is
+//! built (`before_all`, another engine, model defaults efmesh cannot apply), with what to do.
+//! `config.py` is not read.
+
+use crate::config::{Config, EngineTarget};
+use crate::diagnostic::{Diagnostic, Problem};
+use crate::location::Location;
+use serde_norway::{Mapping, Value};
+
+/// The names SQLMesh looks for, in order.
+pub const SQLMESH_CONFIG_FILES: [&str; 2] = ["config.yaml", "config.yml"];
+
+/// Top-level keys that change no table (or that efmesh does its own way): read past, named.
+const IGNORED: &[(&str, &str)] = &[
+    ("format", "formatting options change no table"),
+    ("ui", "efmesh has no web UI; `efmesh graph --html` draws the DAG"),
+    ("linter", "efmesh's `check` has its own rules"),
+    ("plan", "efmesh's plan options are flags (`efmesh plan --help`)"),
+    ("janitor", "efmesh's `gc` removes unreferenced physics"),
+    ("cicd_bot", "efmesh has no CI bot"),
+    ("notification_targets", "efmesh sends no notifications; read `--json` output instead"),
+    ("users", "efmesh has no user roles"),
+    ("username", "efmesh's lock holder is `user@host pid N`"),
+    ("disable_anonymized_analytics", "efmesh collects no analytics"),
+    ("log_limit", "efmesh keeps its run journal in the state store"),
+    ("cache_dir", "efmesh keeps no cache directory"),
+    ("feature_flags", "no feature flags apply"),
+    ("snapshot_ttl", "efmesh's `gc --older-than` sets retention"),
+    ("environment_ttl", "efmesh's environments live until removed"),
+    ("pinned_environments", "efmesh's environments live until removed"),
+    ("default_target_environment", "name the environment on the command line (`efmesh plan dev`)"),
+    ("infer_python_dependencies", "Python models are not supported"),
+    ("migration", "efmesh migrates its own state (`efmesh migrate`)"),
+    ("run", "efmesh's `run` options are flags"),
+    ("physical_schema_mapping", "efmesh keeps physical tables in its `_efmesh` schema; environments are views (see the README's migration guide)"),
+    ("physical_schema_override", "efmesh keeps physical tables in its `_efmesh` schema; environments are views (see the README's migration guide)"),
+    ("environment_suffix_target", "efmesh names an environment's views `<env>__<schema>.<table>`, and prod's `<schema>.<table>`"),
+    ("environment_catalog_mapping", "efmesh serves every environment from the one DuckDB database"),
+    ("gateway_managed_virtual_layer", "efmesh serves every environment from the one DuckDB database"),
+    ("default_test_connection", "`efmesh test` runs on an in-memory DuckDB"),
+    ("default_scheduler", "efmesh schedules with `efmesh run` (and `efmesh schedule`)"),
+    ("ignore_patterns", "efmesh reads `models/**/*.sql`; move files to skip out of `models/`"),
+    ("openlineage", "efmesh's `lineage --json` gives column lineage"),
+];
+
+/// Top-level keys whose absence would change what is built: refused, with what to do.
+const REFUSED: &[(&str, &str)] = &[
+    ("before_all", "statements run before every plan are not run by efmesh: move them into a model or run them yourself"),
+    ("after_all", "statements run after every plan are not run by efmesh: run them yourself after `efmesh apply`"),
+    ("env_vars", "set the variables in the environment (`${VAR}` works in `efmesh.toml`)"),
+    ("dbt", "dbt projects are not read; write SQL models"),
+    ("loader", "a custom loader is Python; efmesh reads `models/**/*.sql`"),
+    ("loader_kwargs", "a custom loader is Python; efmesh reads `models/**/*.sql`"),
+    ("model_naming", "efmesh takes each model's name from its MODEL block; declare `name`"),
+    ("time_column_format", "declare the format per model: `time_column (col, '%Y-%m-%d')`"),
+];
+
+/// Connection keys that change no table.
+const CONNECTION_IGNORED: &[&str] = &[
+    "concurrent_tasks",
+    "register_comments",
+    "pre_ping",
+    "pretty_sql",
+    "shared_connection",
+];
+
+/// `model_defaults` keys efmesh honours besides dialect, start, cron, owner and kind: none yet;
+/// these it reads past because they change no table here.
+const DEFAULTS_IGNORED: &[(&str, &str)] = &[
+    ("formatting", "formatting options change no table"),
+    ("optimize_query", "efmesh runs the query as written"),
+    ("validate_query", "`efmesh check` always validates"),
+    ("ignored_rules", "efmesh's `check` has its own rules"),
+    (
+        "interval_unit",
+        "efmesh derives it from the cron; declare `interval_unit` per model to change it",
+    ),
+];
+
+/// What reading a `config.yaml` gave: the config, and its warnings.
+pub type Read = (Config, Vec<Diagnostic>);
+
+/// Parse `text` (the contents of `file`, a SQLMesh `config.yaml`). `env` resolves
+/// `{{ env_var('X') }}`, the one Jinja form SQLMesh configs commonly use.
+pub fn parse(
+    file: &str,
+    text: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Read, Vec<Diagnostic>> {
+    let text_resolved = resolve_env_vars(text, env);
+    let root: Value = match serde_norway::from_str(&text_resolved) {
+        Ok(v) => v,
+        Err(e) => {
+            let loc = e
+                .location()
+                .map(|l| {
+                    Location::new(
+                        file,
+                        (l.line() as u64, l.column() as u64),
+                        (l.line() as u64, l.column() as u64 + 1),
+                    )
+                })
+                .unwrap_or_else(|| Location::file_only(file));
+            return Err(vec![Diagnostic::at(
+                Problem::ConfigSyntax {
+                    message: format!("invalid YAML: {e}"),
+                },
+                loc,
+            )]);
+        }
+    };
+    let mut r = Reader {
+        file,
+        text,
+        warnings: vec![],
+        errors: vec![],
+    };
+    let mut cfg = Config::defaults("sqlmesh");
+    // a SQLMesh model without `kind` is a VIEW
+    cfg.model_defaults.kind = crate::model::defaults::default_kind("VIEW");
+    let empty = Mapping::new();
+    let top = match &root {
+        Value::Mapping(m) => m,
+        Value::Null => &empty,
+        _ => {
+            r.error(
+                "",
+                "the file must be a mapping of keys (`gateways:`, `model_defaults:`, ...)".into(),
+            );
+            return Err(r.errors);
+        }
+    };
+    let mut gateway_name: Option<String> = None;
+    for (k, v) in top {
+        let key = k.as_str().unwrap_or_default();
+        match key {
+            "gateways" | "model_defaults" | "variables" | "default_connection" => {}
+            "default_gateway" => gateway_name = v.as_str().map(str::to_string),
+            "project" => {
+                if let Some(n) = v.as_str() {
+                    if !n.is_empty() {
+                        cfg.name = n.to_string();
+                    }
+                }
+            }
+            _ => {
+                if let Some((_, why)) = IGNORED.iter().find(|(n, _)| *n == key) {
+                    r.ignored(key, why.to_string());
+                } else if let Some((_, why)) = REFUSED.iter().find(|(n, _)| *n == key) {
+                    r.refused(key, why.to_string());
+                } else {
+                    let known = IGNORED.iter().chain(REFUSED).map(|(n, _)| *n).chain([
+                        "gateways",
+                        "model_defaults",
+                        "variables",
+                        "default_gateway",
+                        "default_connection",
+                        "project",
+                    ]);
+                    let hint = match crate::suggest::closest(key, known) {
+                        Some(s) => format!("did you mean `{s}`?"),
+                        None => {
+                            "remove it; see the README's migration guide for the keys efmesh reads"
+                                .into()
+                        }
+                    };
+                    r.refused(key, format!("SQLMesh has no such key here; {hint}"));
+                }
+            }
+        }
+    }
+    // the gateway: the named default, else the first
+    let gateways = top.get("gateways").and_then(Value::as_mapping);
+    let gateway = match (gateways, &gateway_name) {
+        (Some(g), Some(name)) => match g.get(name.as_str()) {
+            Some(v) => Some((name.clone(), v)),
+            None => {
+                let names: Vec<&str> = g.keys().filter_map(Value::as_str).collect();
+                r.error(
+                    "default_gateway",
+                    format!(
+                        "names gateway `{name}`, which is not under `gateways` (there: {})",
+                        names.join(", ")
+                    ),
+                );
+                None
+            }
+        },
+        (Some(g), None) => g
+            .iter()
+            .next()
+            .and_then(|(k, v)| k.as_str().map(|k| (k.to_string(), v))),
+        (None, _) => None,
+    };
+    let mut connection = top.get("default_connection");
+    let mut gateway_vars = None;
+    if let Some((name, g)) = gateway {
+        if let Some(g) = g.as_mapping() {
+            for (k, v) in g {
+                let key = k.as_str().unwrap_or_default();
+                let dotted = format!("gateways.{name}.{key}");
+                match key {
+                    "connection" => connection = Some(v),
+                    "variables" => gateway_vars = v.as_mapping(),
+                    "state_connection" | "state_schema" => r.ignored(&dotted, "efmesh keeps its state in `efmesh.state.sqlite` next to the project (or a PostgreSQL state store set in `efmesh.toml`)".into()),
+                    "test_connection" => r.ignored(&dotted, "`efmesh test` runs on an in-memory DuckDB".into()),
+                    "scheduler" => r.ignored(&dotted, "efmesh schedules with `efmesh run`".into()),
+                    "model_defaults" => r.refused(&dotted, "put the defaults under the top-level `model_defaults`".into()),
+                    _ => r.refused(&dotted, "SQLMesh has no such gateway key".into()),
+                }
+            }
+        }
+    }
+    match connection {
+        Some(c) => r.connection(c, &mut cfg),
+        None => r.ignored("gateways", "no DuckDB connection is configured, so efmesh uses `efmesh.duckdb` in the project directory".into()),
+    }
+    if let Some(d) = top.get("model_defaults") {
+        r.model_defaults(d, &mut cfg);
+    }
+    for vars in [
+        top.get("variables").and_then(Value::as_mapping),
+        gateway_vars,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        for (k, v) in vars {
+            let Some(name) = k.as_str() else { continue };
+            match variable(v) {
+                Some(j) => {
+                    cfg.variables.insert(name.to_ascii_lowercase(), j);
+                }
+                None => r.error(
+                    &format!("variables.{name}"),
+                    "a variable is a string, a number, a boolean, or a list of them".into(),
+                ),
+            }
+        }
+    }
+    if r.errors.is_empty() {
+        Ok((cfg, r.warnings))
+    } else {
+        Err(r.errors)
+    }
+}
+
+/// `{{ env_var('X') }}` (or `"X"`, with an optional default) replaced by the variable's value.
+fn resolve_env_vars(text: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        let Some(len) = rest[start..].find("}}") else {
+            break;
+        };
+        let inner = rest[start + 2..start + len].trim();
+        out.push_str(&rest[..start]);
+        let args = inner
+            .strip_prefix("env_var(")
+            .and_then(|a| a.strip_suffix(')'));
+        match args {
+            Some(a) => {
+                let parts: Vec<String> = a
+                    .split(',')
+                    .map(|p| p.trim().trim_matches(|c| c == '\'' || c == '"').to_string())
+                    .collect();
+                let value = env(&parts[0])
+                    .or_else(|| parts.get(1).cloned())
+                    .unwrap_or_default();
+                out.push_str(&value);
+            }
+            None => out.push_str(&rest[start..start + len + 2]),
+        }
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A YAML variable as JSON, if a macro can use it.
+fn variable(v: &Value) -> Option<serde_json::Value> {
+    use serde_json::Value as J;
+    Some(match v {
+        Value::Null => J::Null,
+        Value::Bool(b) => J::Bool(*b),
+        Value::Number(n) => serde_json::from_str(&n.to_string()).ok()?,
+        Value::String(s) => J::String(s.clone()),
+        Value::Sequence(items) => J::Array(
+            items
+                .iter()
+                .map(|i| {
+                    if i.is_sequence() || i.is_mapping() {
+                        None
+                    } else {
+                        variable(i)
+                    }
+                })
+                .collect::<Option<_>>()?,
+        ),
+        _ => return None,
+    })
+}
+
+struct Reader<'a> {
+    file: &'a str,
+    text: &'a str,
+    warnings: Vec<Diagnostic>,
+    errors: Vec<Diagnostic>,
+}
+
+impl Reader<'_> {
+    /// Where `dotted`'s last key is written (its first occurrence as a mapping key), for the
+    /// diagnostic: YAML values carry no positions once parsed.
+    fn loc(&self, dotted: &str) -> Location {
+        let key = dotted.rsplit('.').next().unwrap_or(dotted);
+        if key.is_empty() {
+            return Location::file_only(self.file);
+        }
+        for (n, line) in self.text.lines().enumerate() {
+            let t = line.trim_start();
+            let indent = line.len() - t.len();
+            let t = t.strip_prefix("- ").unwrap_or(t);
+            if let Some(after) = t.strip_prefix(key) {
+                if after.trim_start().starts_with(':') {
+                    let col = indent as u64 + 1;
+                    return Location::new(
+                        self.file,
+                        (n as u64 + 1, col),
+                        (n as u64 + 1, col + key.len() as u64),
+                    );
+                }
+            }
+        }
+        Location::file_only(self.file)
+    }
+
+    fn ignored(&mut self, key: &str, why: String) {
+        let loc = self.loc(key);
+        self.warnings.push(Diagnostic::at(
+            Problem::SqlmeshConfig {
+                key: key.into(),
+                verdict: "ignored",
+                why,
+            },
+            loc,
+        ));
+    }
+
+    fn refused(&mut self, key: &str, why: String) {
+        let loc = self.loc(key);
+        self.errors.push(Diagnostic::at(
+            Problem::SqlmeshConfig {
+                key: key.into(),
+                verdict: "not supported",
+                why,
+            },
+            loc,
+        ));
+    }
+
+    fn error(&mut self, key: &str, message: String) {
+        let loc = self.loc(key);
+        self.errors.push(Diagnostic::at(
+            Problem::ConfigValue {
+                key: key.into(),
+                message,
+            },
+            loc,
+        ));
+    }
+
+    fn connection(&mut self, c: &Value, cfg: &mut Config) {
+        let Some(c) = c.as_mapping() else {
+            self.error(
+                "connection",
+                "expected a mapping with `type: duckdb`".into(),
+            );
+            return;
+        };
+        let kind = c.get("type").and_then(Value::as_str).unwrap_or("duckdb");
+        if kind != "duckdb" {
+            self.refused(
+                "type",
+                format!("efmesh reads SQLMesh projects on DuckDB, not `{kind}`; for PostgreSQL write an `efmesh.toml` with `[engine] postgres = \"postgres://...\"`"),
+            );
+            return;
+        }
+        for (k, v) in c {
+            let key = k.as_str().unwrap_or_default();
+            match key {
+                "type" => {}
+                "database" => match v.as_str() {
+                    Some(path) => cfg.engine.target = EngineTarget::Duckdb { path: path.into() },
+                    None => self.error("database", "expected a file path".into()),
+                },
+                "extensions" => {
+                    for e in v.as_sequence().into_iter().flatten() {
+                        let name = e
+                            .as_str()
+                            .or_else(|| e.get("name").and_then(Value::as_str));
+                        match name {
+                            Some(n) if crate::naming::plain_ident(n) => {
+                                cfg.engine.extensions.push(n.to_string())
+                            }
+                            _ => self.error("extensions", "each extension is a name, or `{name: ...}`".into()),
+                        }
+                        if e.get("repository").is_some() {
+                            self.ignored("repository", "efmesh loads extensions from DuckDB's extension directory (see TOOLCHAIN.md); install them there".into());
+                        }
+                    }
+                }
+                "connector_config" => {
+                    for (sk, sv) in v.as_mapping().into_iter().flatten() {
+                        let Some(name) = sk.as_str() else { continue };
+                        // names reach the engine's SET unquoted
+                        if !crate::naming::plain_ident(name) {
+                            self.error(name, "a setting's name is letters, digits and `_` (such as `memory_limit`)".into());
+                            continue;
+                        }
+                        let value = match sv {
+                            Value::String(s) => crate::quote::literal(s),
+                            Value::Bool(b) => b.to_string(),
+                            Value::Number(n) => n.to_string(),
+                            _ => {
+                                self.error(name, "a setting is a string, a number or a boolean".into());
+                                continue;
+                            }
+                        };
+                        cfg.engine.settings.insert(name.to_string(), value);
+                    }
+                }
+                "catalogs" => self.refused("catalogs", "efmesh attaches other databases with `[attach.NAME]` in `efmesh.toml`; with one catalog, use `database:`".into()),
+                "secrets" => self.refused("secrets", "declare secrets as `[[engine.secrets]]` in `efmesh.toml`".into()),
+                "filesystems" => self.refused("filesystems", "efmesh reads object stores through DuckDB secrets; write an `efmesh.toml`".into()),
+                k if CONNECTION_IGNORED.contains(&k) => self.ignored(k, "it changes no table".into()),
+                other => self.refused(other, "efmesh does not read this DuckDB connection option".into()),
+            }
+        }
+    }
+
+    fn model_defaults(&mut self, d: &Value, cfg: &mut Config) {
+        let Some(d) = d.as_mapping() else {
+            self.error("model_defaults", "expected a mapping".into());
+            return;
+        };
+        for (k, v) in d {
+            let key = k.as_str().unwrap_or_default();
+            let dotted = format!("model_defaults.{key}");
+            let text = match v {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                Value::Bool(b) => Some(b.to_string()),
+                _ => None,
+            };
+            match key {
+                "dialect" => {
+                    let d = text.unwrap_or_default().to_ascii_lowercase();
+                    let d = d.split(',').next().unwrap_or_default().trim().to_string();
+                    if d != "duckdb" {
+                        self.refused(&dotted, format!("efmesh parses models as DuckDB SQL, not `{d}`; set `dialect: duckdb` (models in another dialect must be rewritten)"));
+                    }
+                }
+                "start" => match text {
+                    Some(s) => match crate::time::parse_instant(&s) {
+                        Ok(_) => cfg.start = Some(s),
+                        Err(m) => self.error(&dotted, m),
+                    },
+                    None => self.error(&dotted, "expected a date such as 2024-01-01".into()),
+                },
+                "cron" => match text {
+                    Some(c) => match crate::cron::parse(&c) {
+                        Ok(_) => cfg.model_defaults.cron = Some(c),
+                        Err(why) => self.error(&dotted, format!("a 5-field cron expression or a macro such as @daily: {why}")),
+                    },
+                    None => self.error(&dotted, "expected a cron expression".into()),
+                },
+                "owner" => cfg.model_defaults.owner = text,
+                "kind" => {
+                    let name = text.or_else(|| v.get("name").and_then(Value::as_str).map(str::to_string));
+                    match name.as_deref().and_then(crate::model::defaults::default_kind) {
+                        Some(k) => cfg.model_defaults.kind = Some(k),
+                        None => self.refused(&dotted, "efmesh's default kind is FULL, VIEW or EMBEDDED; declare other kinds in each model".into()),
+                    }
+                }
+                _ => match DEFAULTS_IGNORED.iter().find(|(n, _)| *n == key) {
+                    Some((_, why)) => self.ignored(&dotted, why.to_string()),
+                    None => self.refused(&dotted, "efmesh does not apply this default; declare the property in each model that needs it".into()),
+                },
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Read, Vec<Diagnostic>> {
+        parse("config.yaml", text, &|v| {
+            (v == "DB").then(|| "from_env.db".to_string())
+        })
+    }
+
+    #[test]
+    fn the_init_template_reads_as_a_duckdb_project() {
+        let (cfg, warnings) = read(
+            "gateways:\n  duckdb:\n    connection:\n      type: duckdb\n      database: db.db\n\ndefault_gateway: duckdb\n\nmodel_defaults:\n  dialect: duckdb\n  start: 2026-11-27\n\nlinter:\n  enabled: true\n  rules:\n    - ambiguousorinvalidcolumn\n",
+        )
+        .unwrap();
+        assert_eq!(
+            cfg.engine.target,
+            EngineTarget::Duckdb {
+                path: "db.db".into()
+            }
+        );
+        assert_eq!(cfg.start.as_deref(), Some("2026-11-27"));
+        assert_eq!(
+            cfg.model_defaults.kind,
+            crate::model::defaults::default_kind("VIEW")
+        );
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(warnings[0].problem.code(), "sqlmesh-config");
+        assert_eq!(warnings[0].location.as_ref().unwrap().line, 13);
+    }
+
+    #[test]
+    fn variables_defaults_extensions_and_settings_carry_over() {
+        let (cfg, _) = read(
+            "project: shop\ngateways:\n  a:\n    connection: {type: duckdb, database: a.db}\n  b:\n    connection:\n      type: duckdb\n      database: \"{{ env_var('DB') }}\"\n      extensions: [httpfs, {name: spatial}]\n      connector_config: {threads: 2, memory_limit: 1GB}\n    variables: {region: eu}\ndefault_gateway: b\nmodel_defaults:\n  dialect: duckdb\n  cron: '@hourly'\n  owner: data\n  kind: FULL\nvariables:\n  Region: us\n  days: [1, 2]\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.name, "shop");
+        assert_eq!(
+            cfg.engine.target,
+            EngineTarget::Duckdb {
+                path: "from_env.db".into()
+            }
+        );
+        assert_eq!(cfg.engine.extensions, ["httpfs", "spatial"]);
+        assert_eq!(cfg.engine.settings["threads"], "2");
+        assert_eq!(cfg.engine.settings["memory_limit"], "'1GB'");
+        assert_eq!(cfg.model_defaults.cron.as_deref(), Some("@hourly"));
+        assert_eq!(cfg.model_defaults.owner.as_deref(), Some("data"));
+        assert_eq!(cfg.model_defaults.kind, Some(crate::model::Kind::Full));
+        // the gateway's variables win over the project's
+        assert_eq!(cfg.variables["region"], serde_json::json!("eu"));
+        assert_eq!(cfg.variables["days"], serde_json::json!([1, 2]));
+    }
+
+    #[test]
+    fn what_would_change_the_tables_is_refused_by_name() {
+        let errors = read(
+            "gateways:\n  pg:\n    connection:\n      type: postgres\nmodel_defaults:\n  dialect: snowflake\n  storage_format: iceberg\nbefore_all:\n  - CREATE SCHEMA x\nmodle_defaults: {}\n",
+        )
+        .unwrap_err();
+        let said: Vec<String> = errors.iter().map(|d| d.problem.to_string()).collect();
+        assert!(
+            said.iter()
+                .any(|s| s.contains("`before_all` in config.yaml is not supported")),
+            "{said:?}"
+        );
+        assert!(said.iter().any(|s| s.contains("`type`")), "{said:?}");
+        assert!(
+            said.iter().any(|s| s.contains("`model_defaults.dialect`")),
+            "{said:?}"
+        );
+        assert!(
+            said.iter()
+                .any(|s| s.contains("`model_defaults.storage_format`")),
+            "{said:?}"
+        );
+        let typo = errors
+            .iter()
+            .find(|d| d.problem.to_string().contains("modle_defaults"))
+            .unwrap();
+        assert!(typo
+            .problem
+            .help()
+            .unwrap()
+            .contains("did you mean `model_defaults`?"));
+        assert_eq!(typo.location.as_ref().unwrap().line, 10);
+        let bad = read("gateways: [\n").unwrap_err();
+        assert_eq!(bad[0].problem.code(), "config-syntax");
+    }
+}

@@ -1,0 +1,249 @@
+//! SQLMesh projects run as they are, with SQLMesh's `config.yaml` and no `efmesh.toml`, and
+//! build the tables SQLMesh 0.236.4 builds. The expected rows were recorded from SQLMesh itself
+//! (`sqlmesh plan --auto-apply` on the same directory, then the tables read with DuckDB); the
+//! fixtures are `tests/sqlmesh-init` (what `sqlmesh init duckdb` writes, unchanged) and
+//! `tests/sqlmesh-macros` (variables, `@DEF`, `@EACH`, `@{}` names, `@GENERATE_SURROGATE_KEY`,
+//! `@SAFE_ADD`, `@REDUCE`, `@AND`, and a model without `kind`).
+
+mod common;
+use common::*;
+use std::path::Path;
+
+/// A copy of `tests/<name>` in a temp dir, so nothing is written into the repository.
+fn fixture(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let src = repo().join("tests").join(name);
+    for entry in walk(&src) {
+        let rel = entry.strip_prefix(&src).unwrap();
+        let to = dir.path().join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&entry, to).unwrap();
+    }
+    dir
+}
+
+/// The rows of `sql` in `env`, as CSV lines without the header.
+fn rows(dir: &Path, env: &str, sql: &str) -> Vec<String> {
+    let out = efmesh(dir)
+        .env("EFMESH_NOW", NOW)
+        .args(["query", env, sql, "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(str::to_string)
+        .collect()
+}
+
+/// The clock of every apply: the day after the init template's `start`.
+const NOW: &str = "2026-12-04T00:00:00Z";
+
+#[test]
+fn the_sqlmesh_init_template_checks_builds_tests_and_matches_sqlmesh() {
+    let p = fixture("sqlmesh-init");
+    assert!(!p.path().join("efmesh.toml").exists());
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", NOW)
+        .args(["check", "--json"])
+        .output()
+        .unwrap();
+    let v = json(&out.stdout);
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["models"], 3, "{v}");
+    // the linter section is named once as read past; nothing else about the config
+    let config_warnings: Vec<&serde_json::Value> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "sqlmesh-config")
+        .collect();
+    assert_eq!(config_warnings.len(), 1, "{v}");
+    assert!(
+        config_warnings[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`linter`"),
+        "{v}"
+    );
+
+    efmesh(p.path())
+        .env("EFMESH_NOW", NOW)
+        .args(["apply", "prod", "--yes"])
+        .assert()
+        .success();
+    // the gateway's database is where the tables are
+    assert!(p.path().join("db.db").is_file());
+    assert!(!p.path().join("efmesh.duckdb").exists());
+
+    // as SQLMesh built them
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT * FROM sqlmesh_example.full_model ORDER BY ALL"
+        ),
+        ["1,5", "2,1", "3,1"]
+    );
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT * FROM sqlmesh_example.incremental_model ORDER BY ALL"
+        ),
+        [
+            "1,2,2020-01-01",
+            "2,1,2020-01-01",
+            "3,3,2020-01-03",
+            "4,1,2020-01-04",
+            "5,1,2020-01-05",
+            "6,1,2020-01-06",
+            "7,1,2020-01-07"
+        ]
+    );
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT count(*) FROM sqlmesh_example.seed_model"
+        ),
+        ["7"]
+    );
+
+    // its YAML unit test passes
+    let out = efmesh(p.path()).args(["test"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("1 passed, 0 failed"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn variables_and_the_macro_language_build_what_sqlmesh_builds() {
+    let p = fixture("sqlmesh-macros");
+    efmesh(p.path())
+        .env("EFMESH_NOW", NOW)
+        .args(["apply", "prod", "--yes"])
+        .assert()
+        .success();
+    // recorded from SQLMesh: (1250, 3000, '44610f911284404da78272b33ec79db3', 1, 6)
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM mart.by_region"),
+        ["1250,3000,44610f911284404da78272b33ec79db3,1,6"]
+    );
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT * FROM mart.big_sales ORDER BY ALL"
+        ),
+        ["eu,30.0", "us,12.5"]
+    );
+    // a model without `kind` is a VIEW, as in SQLMesh
+    let plan = efmesh(p.path())
+        .env("EFMESH_NOW", NOW)
+        .args(["plan", "dev", "--json"])
+        .output()
+        .unwrap();
+    let plan = json(&plan.stdout);
+    let kind = plan["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["model"] == "mart.big_sales")
+        .map(|a| a["kind"].clone());
+    assert_eq!(kind, Some(serde_json::json!("VIEW")), "{plan}");
+
+    // changing a variable changes exactly the models that read it
+    let config = p.path().join("config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("min_amount: 10", "min_amount: 20")).unwrap();
+    let plan = efmesh(p.path())
+        .env("EFMESH_NOW", NOW)
+        .args(["plan", "prod", "--json"])
+        .output()
+        .unwrap();
+    let plan = json(&plan.stdout);
+    let mut changed: Vec<&str> = plan["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["category"] != "unchanged")
+        .map(|a| a["model"].as_str().unwrap())
+        .collect();
+    changed.sort();
+    assert_eq!(changed, ["mart.big_sales", "mart.by_region"], "{plan}");
+}
+
+#[test]
+fn what_efmesh_cannot_run_is_named_with_what_to_do() {
+    // a Python model and a Python macro are listed by file; an empty __init__.py is not
+    let p = fixture("sqlmesh-init");
+    std::fs::write(
+        p.path().join("models/py_model.py"),
+        "def entrypoint(context):\n    ...\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.path().join("macros/helpers.py"),
+        "from sqlmesh import macro\n",
+    )
+    .unwrap();
+    let out = efmesh(p.path()).args(["check", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let v = json(&out.stdout);
+    let python: Vec<(&str, &str)> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "python-file")
+        .map(|d| {
+            (
+                d["location"]["file"].as_str().unwrap(),
+                d["message"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        python,
+        [
+            ("macros/helpers.py", "a Python macro is not supported"),
+            ("models/py_model.py", "a Python model is not supported")
+        ],
+        "{v}"
+    );
+
+    // a key that would change what is built is refused with its line
+    let p = fixture("sqlmesh-init");
+    let config = p.path().join("config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("{text}\nbefore_all:\n  - CREATE SCHEMA audit\n"),
+    )
+    .unwrap();
+    let out = efmesh(p.path()).args(["check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`before_all` in config.yaml is not supported"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("config.yaml:"), "{stderr}");
+    assert!(stderr.contains("move them into a model"), "{stderr}");
+
+    // a project configured in Python is refused before anything is read
+    let p = fixture("sqlmesh-init");
+    std::fs::remove_file(p.path().join("config.yaml")).unwrap();
+    std::fs::write(p.path().join("config.py"), "config = {}\n").unwrap();
+    let out = efmesh(p.path()).args(["check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("config.py") && stderr.contains("config.yaml"),
+        "{stderr}"
+    );
+}
