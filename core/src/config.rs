@@ -366,6 +366,8 @@ pub struct Config {
     /// What a model gets for the properties it does not declare (`[model_defaults]`, SQLMesh's
     /// `model_defaults:`).
     pub model_defaults: crate::model::ModelDefaults,
+    /// The SQLMesh gateway a `config.yaml` project runs on (`None` for an `efmesh.toml` one).
+    pub sqlmesh_gateway: Option<String>,
 }
 
 impl Config {
@@ -404,6 +406,7 @@ impl Config {
             environments: BTreeMap::new(),
             variables: BTreeMap::new(),
             model_defaults: Default::default(),
+            sqlmesh_gateway: None,
         }
     }
 

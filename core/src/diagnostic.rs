@@ -101,6 +101,31 @@ pub enum Problem {
         /// The closest known property, when one is near enough to be a likely typo.
         suggestion: Option<String>,
     },
+    /// A property efmesh cannot honour and would build differently without (`allow_partials`,
+    /// another gateway, a merge option): refused, with what to do instead.
+    #[error("property `{name}` is not supported by efmesh")]
+    UnsupportedProperty {
+        /// The property, or `KIND parameter` for a kind parameter.
+        name: String,
+        /// What to do instead.
+        why: String,
+    },
+    /// A property neither efmesh nor SQLMesh knows, in a SQLMesh project: warned about, since
+    /// SQLMesh projects carry properties of versions efmesh has not seen.
+    #[error("property `{name}` is unknown and ignored")]
+    UnknownSqlmeshProperty {
+        /// The property as written, lower-cased.
+        name: String,
+        /// The closest known property, when one is near enough to be a likely typo.
+        suggestion: Option<String>,
+    },
+    /// A model written in another SQL dialect, read as DuckDB because its query parses as
+    /// DuckDB SQL.
+    #[error("dialect `{dialect}` is read as DuckDB")]
+    ForeignDialect {
+        /// The dialect the model declares.
+        dialect: String,
+    },
     /// A SQLMesh property or kind parameter efmesh reads but does not act on; only a warning, so
     /// SQLMesh projects still load.
     #[error("property `{name}` is ignored by efmesh")]
@@ -490,6 +515,8 @@ impl Problem {
     pub fn severity(&self) -> Severity {
         match self {
             Problem::IgnoredProperty { .. }
+            | Problem::UnknownSqlmeshProperty { .. }
+            | Problem::ForeignDialect { .. }
             | Problem::SqlmeshConfig {
                 verdict: "ignored", ..
             }
@@ -513,6 +540,9 @@ impl Problem {
             Problem::MissingAuditBlock => "missing-audit-block",
             Problem::BlockSyntax { .. } => "block-syntax",
             Problem::UnknownProperty { .. } => "unknown-property",
+            Problem::UnsupportedProperty { .. } => "unsupported-property",
+            Problem::UnknownSqlmeshProperty { .. } => "unknown-sqlmesh-property",
+            Problem::ForeignDialect { .. } => "foreign-dialect",
             Problem::IgnoredProperty { .. } => "ignored-property",
             Problem::DuplicateProperty { .. } => "duplicate-property",
             Problem::MissingName => "missing-name",
@@ -586,6 +616,12 @@ impl Problem {
                 None => "time macros: @start, @end, @start_ds, @end_ds, @start_ts, @end_ts, @start_date, @end_date, @start_dt, @end_dt".into(),
             }),
             Problem::Macro { help, .. } => Some(help.clone()),
+            Problem::UnsupportedProperty { why, .. } => Some(why.clone()),
+            Problem::UnknownSqlmeshProperty { suggestion, .. } => Some(match suggestion {
+                Some(s) => format!("did you mean `{s}`? efmesh reads past it"),
+                None => "efmesh reads past it; remove it if it means nothing to SQLMesh either".into(),
+            }),
+            Problem::ForeignDialect { .. } => Some("its query parses as DuckDB SQL, so it runs as written; check that functions mean the same in DuckDB, or set `dialect duckdb`".into()),
             Problem::SqlmeshConfig { why, .. } => Some(why.clone()),
             Problem::PythonFile { role: "model" } => Some("efmesh runs SQL models: rewrite it as a `.sql` model with a MODEL block, or move it out of `models/`".into()),
             Problem::PythonFile { .. } => Some("define the macro in SQL, `@DEF(name, (a, b) -> ...);` in `macros/*.sql`, or move the file out of `macros/`".into()),

@@ -109,6 +109,8 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Model>, Diagnostic> {
             caveats: vec![],
             redact: vec![],
             batching: Default::default(),
+            policy: Default::default(),
+            inline_audits: vec![],
             maintenance: None,
             query: None,
         });

@@ -200,6 +200,11 @@ pub fn parse(
     };
     let mut connection = top.get("default_connection");
     let mut gateway_vars = None;
+    cfg.sqlmesh_gateway = Some(
+        gateway
+            .as_ref()
+            .map_or_else(|| "default".to_string(), |(n, _)| n.clone()),
+    );
     if let Some((name, g)) = gateway {
         if let Some(g) = g.as_mapping() {
             for (k, v) in g {

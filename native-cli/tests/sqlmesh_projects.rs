@@ -3,7 +3,8 @@
 //! (`sqlmesh plan --auto-apply` on the same directory, then the tables read with DuckDB); the
 //! fixtures are `tests/sqlmesh-init` (what `sqlmesh init duckdb` writes, unchanged) and
 //! `tests/sqlmesh-macros` (variables, `@DEF`, `@EACH`, `@{}` names, `@GENERATE_SURROGATE_KEY`,
-//! `@SAFE_ADD`, `@REDUCE`, `@AND`, and a model without `kind`).
+//! `@SAFE_ADD`, `@REDUCE`, `@AND`, a model without `kind`, and an audit defined in a model
+//! file).
 
 mod common;
 use common::*;
@@ -176,6 +177,24 @@ fn variables_and_the_macro_language_build_what_sqlmesh_builds() {
         .collect();
     changed.sort();
     assert_eq!(changed, ["mart.big_sales", "mart.by_region"], "{plan}");
+
+    // the audit defined in big_sales.sql after its query blocks, as SQLMesh's does
+    // (SQLMesh, with min_amount 10: "'at_least' audit error: 2 rows failed")
+    std::fs::write(&config, &text).unwrap();
+    let file = p.path().join("models/big_sales.sql");
+    let model = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, model.replace("floor := 0", "floor := 100")).unwrap();
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", NOW)
+        .args(["apply", "prod", "--yes"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("at_least") && stderr.contains("2 violation"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -245,5 +264,64 @@ fn what_efmesh_cannot_run_is_named_with_what_to_do() {
     assert!(
         stderr.contains("config.py") && stderr.contains("config.yaml"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn forward_only_and_disable_restatement_in_the_kind_are_honoured() {
+    let model = |expr: &str| {
+        format!("MODEL (name m.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ts, forward_only true, disable_restatement true), start '2026-01-01', cron '@daily');\nSELECT range AS id, {expr} AS v, TIMESTAMP '2026-01-01' + to_days(range) AS ts FROM range(10) WHERE ts >= @start AND ts < @end")
+    };
+    let p = project(&[("models/daily.sql", &model("1"))]);
+    let at = |now: &str, args: &[&str]| {
+        efmesh(p.path())
+            .env("EFMESH_NOW", now)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(at("2026-01-05T00:00:00Z", &["apply", "dev", "--yes"])
+        .status
+        .success());
+    // a breaking change to the query: forward-only, so the four built days keep v = 1
+    std::fs::write(p.path().join("models/daily.sql"), model("2")).unwrap();
+    let plan = json(&at("2026-01-08T00:00:00Z", &["plan", "dev", "--json"]).stdout);
+    let action = &plan["actions"][0];
+    assert_eq!(action["forwardOnly"], true, "{plan}");
+    assert!(at("2026-01-08T00:00:00Z", &["apply", "dev", "--yes"])
+        .status
+        .success());
+    let out = at(
+        "2026-01-08T00:00:00Z",
+        &[
+            "query",
+            "dev",
+            "SELECT v, count(*) FROM m.daily GROUP BY v ORDER BY v",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "v,count_star()\n1,4\n2,3\n"
+    );
+    // and it may not be restated
+    let out = at(
+        "2026-01-08T00:00:00Z",
+        &[
+            "restate",
+            "dev",
+            "--model",
+            "m.daily",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-01-02",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("disable_restatement"),
+        "{out:?}"
     );
 }

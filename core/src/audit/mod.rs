@@ -13,7 +13,7 @@ use crate::model::block::{self, Item};
 use crate::model::values::{key_value, span_of, Value};
 use crate::model::AuditCall;
 use crate::sql::{self, Dialect, ModelQuery};
-use sqlparser::tokenizer::Token;
+use sqlparser::tokenizer::{Token, TokenWithSpan};
 
 /// Built-in audits and the arguments each requires.
 pub const BUILTIN_AUDITS: &[(&str, &[&str])] = &[
@@ -78,12 +78,21 @@ pub fn parse_audit_file(
     text: &str,
     dialect: Dialect,
 ) -> (Vec<AuditDef>, Vec<Diagnostic>) {
+    match sql::tokenize(file, text, dialect) {
+        Ok(tokens) => parse_audit_tokens(file, &tokens, dialect),
+        Err(d) => (vec![], vec![d]),
+    }
+}
+
+/// The `AUDIT (...); SELECT ...;` pairs of `tokens`: an audit file's, or those that follow the
+/// query in a model file (SQLMesh lets a model file define its audits).
+pub fn parse_audit_tokens(
+    file: &str,
+    tokens: &[TokenWithSpan],
+    dialect: Dialect,
+) -> (Vec<AuditDef>, Vec<Diagnostic>) {
     let mut diags = vec![];
     let mut out = vec![];
-    let tokens = match sql::tokenize(file, text, dialect) {
-        Ok(t) => t,
-        Err(d) => return (vec![], vec![d]),
-    };
     let mut pos = 0;
     while sql::has_content(&tokens[pos..]) {
         let blk = match block::parse_block("AUDIT", "AUDIT", &tokens[pos..], file) {

@@ -23,6 +23,12 @@ pub struct ParseEnv {
     pub macros: MacroEnv,
     /// Defaults for undeclared properties.
     pub defaults: ModelDefaults,
+    /// Whether the project is a SQLMesh one (`config.yaml`): there an unknown property is a
+    /// warning, since SQLMesh projects carry properties efmesh has not met; in an efmesh
+    /// project it is an error, since it is most likely a typo.
+    pub sqlmesh: bool,
+    /// The SQLMesh gateway the project runs on: a model naming another one is refused.
+    pub gateway: Option<String>,
 }
 
 /// A default kind by name, as `model_defaults.kind` may give it: only the kinds that need no

@@ -170,6 +170,15 @@ impl Kind {
     pub fn has_query(&self) -> bool {
         !matches!(self, Kind::Seed { .. } | Kind::External { .. })
     }
+
+    /// Whether a change can keep this kind's physics and apply forward only: VIEW, EMBEDDED,
+    /// SEED and EXTERNAL models keep no data of their own to carry over.
+    pub fn has_history(&self) -> bool {
+        !matches!(
+            self,
+            Kind::View { .. } | Kind::Embedded | Kind::External { .. } | Kind::Seed { .. }
+        )
+    }
 }
 
 /// How a model's intervals are cut into batches and scheduled. These knobs change how the data
@@ -209,27 +218,41 @@ pub const KIND_NAMES: &[&str] = &[
     "EXTERNAL",
 ];
 
-/// SQLMesh kind parameters that efmesh reads but does not act on.
+/// SQLMesh kind parameters that efmesh reads but does not act on: none changes a table here.
 const IGNORED_KIND_PARAMS: &[&str] = &[
-    "forward_only",
-    "disable_restatement",
-    "on_destructive_change",
+    // SQLMesh's default, `allow`, is what efmesh does: a forward-only change may add columns
     "on_additive_change",
-    "auto_restatement_cron",
-    "auto_restatement_intervals",
     "partition_by_time_column",
-    "when_matched",
-    "merge_filter",
     "time_data_type",
     "csv_settings",
 ];
+
+/// SQLMesh kind parameters that would change a table if ignored, with what to do instead.
+const REFUSED_KIND_PARAMS: &[(&str, &str)] = &[
+    ("when_matched", "efmesh's upsert replaces a matched row whole; remove `when_matched`, or compute the merged values in the query"),
+    ("merge_filter", "efmesh's upsert matches on the unique key alone; remove `merge_filter`, or filter the query's rows"),
+    ("auto_restatement_cron", "efmesh does not restate on a schedule; remove it and run `efmesh restate` from your scheduler"),
+    ("auto_restatement_intervals", "efmesh does not restate on a schedule; remove it and run `efmesh restate` from your scheduler"),
+];
+
+/// How a model's changes and restatements are applied, from SQLMesh's kind parameters. Like
+/// [`Batching`], metadata: out of the fingerprint.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ChangePolicy {
+    /// `forward_only true`: a change to the model keeps its physics and history and applies
+    /// to new intervals only, as `--forward-only` does for one plan.
+    pub forward_only: bool,
+    /// `disable_restatement true`: `efmesh restate` refuses the model, so its history is never
+    /// recomputed by hand.
+    pub disable_restatement: bool,
+}
 
 /// Parse the value of `kind`: `NAME` or `NAME (param value, ...)`, with the batching knobs
 /// SQLMesh writes among the kind's parameters.
 pub fn parse_kind(
     v: &Value,
     warnings: &mut Vec<Diagnostic>,
-) -> Result<(Kind, Batching), Diagnostic> {
+) -> Result<(Kind, Batching, ChangePolicy), Diagnostic> {
     let (name_t, params) = match v.terms {
         [n] => (n, None),
         [n, p] if p.list().is_some() => (n, p.list()),
@@ -357,8 +380,33 @@ pub fn parse_kind(
             ))
         }
     };
+    let policy = ChangePolicy {
+        forward_only: p.bool("forward_only")?.unwrap_or(false),
+        disable_restatement: p.bool("disable_restatement")?.unwrap_or(false),
+    };
+    if policy.forward_only && !kind.has_history() {
+        return Err(Diagnostic::at(
+            Problem::UnsupportedProperty {
+                name: format!("{} forward_only", kind.name()),
+                why: format!("a {} model is rebuilt whole, so it has no history to keep; remove `forward_only`", kind.name()),
+            },
+            v.location(),
+        ));
+    }
+    if let Some(d) = p.value("on_destructive_change") {
+        let what = d.ident()?.to_ascii_lowercase();
+        if what != "error" {
+            return Err(Diagnostic::at(
+                Problem::UnsupportedProperty {
+                    name: format!("{} on_destructive_change", kind.name()),
+                    why: format!("efmesh refuses a forward-only change that drops a column, as SQLMesh's `error` does; `{what}` is not supported, remove it or set `error`"),
+                },
+                d.location(),
+            ));
+        }
+    }
     p.finish(&kind, warnings)?;
-    Ok((kind, batching))
+    Ok((kind, batching, policy))
 }
 
 fn external_source(p: &mut Params, v: &Value) -> Result<ExternalSource, Diagnostic> {
@@ -503,6 +551,15 @@ impl<'a> Params<'a> {
     fn finish(self, kind: &Kind, warnings: &mut Vec<Diagnostic>) -> Result<(), Diagnostic> {
         for (key, k, _) in self.entries {
             let loc = Location::from_span(self.file, k.span);
+            if let Some((_, why)) = REFUSED_KIND_PARAMS.iter().find(|(k, _)| *k == key) {
+                return Err(Diagnostic::at(
+                    Problem::UnsupportedProperty {
+                        name: format!("{} {key}", kind.name()),
+                        why: why.to_string(),
+                    },
+                    loc,
+                ));
+            }
             if IGNORED_KIND_PARAMS.contains(&key.as_str()) {
                 warnings.push(Diagnostic::at(
                     Problem::IgnoredProperty { name: format!("{} {key}", kind.name()), why: "a SQLMesh kind parameter efmesh does not act on; it is read and ignored" },

@@ -11,7 +11,7 @@ pub mod maintenance;
 pub mod values;
 
 pub use defaults::{ModelDefaults, ParseEnv};
-pub use kind::{Batching, ExternalSource, FileFormat, Kind};
+pub use kind::{Batching, ChangePolicy, ExternalSource, FileFormat, Kind};
 pub use maintenance::Maintenance;
 
 use crate::diagnostic::{Diagnostic, Problem};
@@ -137,6 +137,12 @@ pub struct Model {
     /// How the model's intervals are cut into batches and scheduled: metadata, never
     /// fingerprinted.
     pub batching: Batching,
+    /// Whether changes apply forward only and whether restating is allowed (SQLMesh's
+    /// `forward_only` and `disable_restatement`): metadata, never fingerprinted.
+    pub policy: ChangePolicy,
+    /// Audits defined in the model's file after its query (`AUDIT (name x); SELECT ...`),
+    /// callable like those of `audits/*.sql`.
+    pub inline_audits: Vec<crate::audit::AuditDef>,
     /// How `efmesh compact` may rewrite the files of an EXTERNAL model; never fingerprinted.
     pub maintenance: Option<Maintenance>,
     /// The query, for kinds defined by one.
@@ -214,32 +220,67 @@ pub const KNOWN_PROPERTIES: &[&str] = &[
     "maintenance",
 ];
 
-/// SQLMesh properties efmesh reads and deliberately ignores, with a warning.
-const IGNORED_PROPERTIES: &[&str] = &[
+/// SQLMesh properties efmesh reads and deliberately ignores, with a warning saying why: none
+/// of them changes what a DuckDB table holds.
+const IGNORED_PROPERTIES: &[(&str, &str)] = &[
+    (
+        "physical_properties",
+        "DuckDB tables take no storage options here",
+    ),
+    ("virtual_properties", "DuckDB views take no options here"),
+    (
+        "table_properties",
+        "DuckDB tables take no storage options here",
+    ),
+    (
+        "session_properties",
+        "set engine settings in the config (`connector_config`, `[engine.settings]`)",
+    ),
+    (
+        "partitioned_by",
+        "DuckDB tables have no partitions; SQLMesh ignores it on DuckDB too",
+    ),
+    (
+        "clustered_by",
+        "DuckDB tables have no clustering; SQLMesh ignores it on DuckDB too",
+    ),
+    ("storage_format", "DuckDB tables have one storage format"),
+    ("table_format", "DuckDB tables have one table format"),
+    (
+        "stamp",
+        "a stamp only forces a new version in SQLMesh; change the query to make one",
+    ),
+    (
+        "signals",
+        "efmesh has no signals: a model is built when its cron is due",
+    ),
+    ("optimize_query", "efmesh runs the query as written"),
+    ("formatting", "formatting changes no table"),
+    ("project", "efmesh reads one project"),
+    ("cron_tz", "efmesh's crons are in UTC"),
+    (
+        "column_descriptions",
+        "column descriptions are documentation; efmesh writes no column comments",
+    ),
+    (
+        "references",
+        "used by SQLMesh's metrics, which efmesh does not have",
+    ),
+    ("physical_version", "efmesh versions physics by fingerprint"),
+    ("ignored_rules", "efmesh's `check` has its own rules"),
+    ("validate_query", "`efmesh check` always validates"),
+    (
+        "virtual_environment_mode",
+        "efmesh's environments are always views over shared physics",
+    ),
+];
+
+/// Properties handled below besides [`KNOWN_PROPERTIES`]: SQLMesh's, honoured or refused.
+const SQLMESH_HANDLED: &[&str] = &[
     "dialect",
-    "physical_properties",
-    "virtual_properties",
-    "session_properties",
-    "partitioned_by",
-    "clustered_by",
-    "storage_format",
-    "table_format",
-    "stamp",
     "enabled",
-    "allow_partials",
-    "signals",
     "gateway",
-    "optimize_query",
-    "formatting",
-    "project",
-    "cron_tz",
-    "column_descriptions",
-    "references",
-    "physical_version",
-    "ignored_rules",
-    "validate_query",
-    "table_properties",
-    "virtual_environment_mode",
+    "allow_partials",
     "on_destructive_change",
 ];
 
@@ -256,6 +297,11 @@ pub fn parse_model_file(
         Ok(t) => t,
         Err(d) => return (None, vec![d]),
     };
+    // properties may use the project's variables (`name @{schema}.orders`)
+    let tokens = match sql::macro_lang::expand_block(&tokens, &env.macros, file) {
+        Ok(t) => t,
+        Err(d) => return (None, d),
+    };
     let block = match block::parse_block("MODEL", "MODEL", &tokens, file) {
         Ok(Some(b)) => b,
         Ok(None) => {
@@ -268,11 +314,21 @@ pub fn parse_model_file(
         }
         Err(e) => return (None, vec![e]),
     };
-    let parsed = interpret(file, &block.items, block.span, &env.defaults, &mut diags);
-    let rest = &tokens[block.rest..];
-    let Some((mut model, kind_ok)) = parsed else {
+    let parsed = interpret(file, &block.items, block.span, env, &mut diags);
+    // `AUDIT (...)` blocks after the query define audits, as SQLMesh allows in a model file
+    let (rest, audits_at) = split_inline_audits(&tokens[block.rest..]);
+    let Some((mut model, kind_ok, notes)) = parsed else {
         return (None, diags);
     };
+    if notes.disabled {
+        // `enabled false`: SQLMesh loads no such model, and neither does efmesh
+        return (None, diags);
+    }
+    if let Some(at) = audits_at {
+        let (defs, d) = crate::audit::parse_audit_tokens(file, &tokens[block.rest + at..], dialect);
+        diags.extend(d);
+        model.inline_audits = defs;
+    }
     let block_loc = Location::from_span(file, block.span);
     let has_query = sql::has_content(rest);
     // A model with a broken block or query is still returned, so its children resolve their
@@ -310,6 +366,25 @@ pub fn parse_model_file(
             loc,
         ));
     }
+    if let Some((dialect, at)) = notes.foreign_dialect {
+        // another dialect is accepted only when its query is DuckDB SQL as well
+        let parses = matches!(
+            model.query.as_ref().map(|q| &q.form),
+            Some(sql::QueryForm::Parsed(_)) | None
+        );
+        if parses {
+            diags.push(Diagnostic::at(Problem::ForeignDialect { dialect }, at));
+        } else {
+            diags.retain(|d| d.problem.code() != "fallback-parse");
+            diags.push(Diagnostic::at(
+                Problem::UnsupportedProperty {
+                    name: format!("dialect {dialect}"),
+                    why: "efmesh parses models as DuckDB SQL and this query does not parse as DuckDB; rewrite it in DuckDB SQL and set `dialect duckdb`".into(),
+                },
+                at,
+            ));
+        }
+    }
     if let Kind::External { .. } = model.kind {
         if model.columns.is_none() {
             diags.push(Diagnostic::at(
@@ -329,9 +404,11 @@ fn interpret(
     file: &str,
     items: &[Item],
     block_span: sqlparser::tokenizer::Span,
-    defaults: &ModelDefaults,
+    env: &ParseEnv,
     diags: &mut Vec<Diagnostic>,
-) -> Option<(Model, bool)> {
+) -> Option<(Model, bool, Notes)> {
+    let defaults = &env.defaults;
+    let mut notes = Notes::default();
     let mut seen: Vec<String> = vec![];
     let mut name: Option<(String, Location)> = None;
     let mut kind: Option<Kind> = None;
@@ -359,6 +436,8 @@ fn interpret(
         caveats: vec![],
         redact: vec![],
         batching: Batching::default(),
+        policy: ChangePolicy::default(),
+        inline_audits: vec![],
         maintenance: None,
         query: None,
     };
@@ -384,11 +463,31 @@ fn interpret(
             continue;
         }
         seen.push(key.clone());
-        if IGNORED_PROPERTIES.contains(&key.as_str()) {
+        if let Some((_, why)) = IGNORED_PROPERTIES.iter().find(|(k, _)| *k == key) {
             diags.push(Diagnostic::at(
-                Problem::IgnoredProperty {
+                Problem::IgnoredProperty { name: key, why },
+                key_loc,
+            ));
+            continue;
+        }
+        if SQLMESH_HANDLED.contains(&key.as_str()) {
+            let v = Value::new("property", rest, span_of(rest, key_t.span), file);
+            if let Err(d) = sqlmesh_property(&key, &v, env, &mut notes) {
+                diags.push(d);
+            }
+            continue;
+        }
+        if !KNOWN_PROPERTIES.contains(&key.as_str()) && env.sqlmesh {
+            let candidates = KNOWN_PROPERTIES
+                .iter()
+                .chain(SQLMESH_HANDLED)
+                .copied()
+                .chain(IGNORED_PROPERTIES.iter().map(|(k, _)| *k));
+            let suggestion = crate::suggest::closest(&key, candidates);
+            diags.push(Diagnostic::at(
+                Problem::UnknownSqlmeshProperty {
                     name: key,
-                    why: "a SQLMesh property efmesh does not act on; it is read and ignored",
+                    suggestion,
                 },
                 key_loc,
             ));
@@ -433,9 +532,10 @@ fn interpret(
                     name = Some((n, v.location()));
                 }
                 "kind" => {
-                    let (k, batching) = kind::parse_kind(&v, diags)?;
+                    let (k, batching, policy) = kind::parse_kind(&v, diags)?;
                     kind = Some(k);
                     m.batching = batching;
+                    m.policy = policy;
                 }
                 "start" | "end" => {
                     let s = v.scalar()?;
@@ -565,7 +665,7 @@ fn interpret(
     match kind {
         Some(k) => m.kind = k,
         // an unreadable kind was reported; don't guess what the query should look like
-        None if seen.iter().any(|k| k == "kind") => return Some((m, false)),
+        None if seen.iter().any(|k| k == "kind") => return Some((m, false, notes)),
         None => {
             if let Some(k) = &defaults.kind {
                 m.kind = k.clone();
@@ -578,7 +678,96 @@ fn interpret(
     if m.owner.is_none() {
         m.owner = defaults.owner.clone();
     }
-    Some((m, true))
+    Some((m, true, notes))
+}
+
+/// The query part of what follows a MODEL block, and where its first `AUDIT (` block starts
+/// (after a top-level `;`), if it has one.
+fn split_inline_audits(
+    rest: &[sqlparser::tokenizer::TokenWithSpan],
+) -> (&[sqlparser::tokenizer::TokenWithSpan], Option<usize>) {
+    use sqlparser::tokenizer::Token;
+    let mut depth = 0i32;
+    for (i, t) in rest.iter().enumerate() {
+        match &t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::SemiColon if depth == 0 => {
+                let mut next = rest[i + 1..]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)));
+                if let (Some((k, a)), Some((_, b))) = (next.next(), next.next()) {
+                    let is_audit = matches!(&a.token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("audit"));
+                    if is_audit && b.token == Token::LParen {
+                        return (&rest[..i], Some(i + 1 + k));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    (rest, None)
+}
+
+/// What interpreting a block learned that only the whole file's parse can act on.
+#[derive(Debug, Default)]
+struct Notes {
+    /// `enabled false`.
+    disabled: bool,
+    /// A `dialect` other than DuckDB, and where it is written.
+    foreign_dialect: Option<(String, Location)>,
+}
+
+/// SQLMesh's properties that efmesh honours or refuses: `dialect`, `enabled`, `gateway`,
+/// `allow_partials`, `on_destructive_change`.
+fn sqlmesh_property(
+    key: &str,
+    v: &Value,
+    env: &ParseEnv,
+    notes: &mut Notes,
+) -> Result<(), Diagnostic> {
+    let refuse = |why: String| {
+        Err(Diagnostic::at(
+            Problem::UnsupportedProperty {
+                name: key.to_string(),
+                why,
+            },
+            v.location(),
+        ))
+    };
+    match key {
+        "dialect" => {
+            let d = v.text()?.to_ascii_lowercase();
+            let d = d.split(',').next().unwrap_or_default().trim().to_string();
+            if d != "duckdb" {
+                notes.foreign_dialect = Some((d, v.location()));
+            }
+        }
+        "enabled" => notes.disabled = !v.bool()?,
+        "gateway" => {
+            let g = v.text()?;
+            if env.gateway.as_deref() != Some(g.as_str()) {
+                return refuse(format!(
+                    "efmesh runs every model on the project's one engine{}; remove `gateway {g}` or move the model to a project of its own",
+                    env.gateway.as_deref().map(|d| format!(" (gateway `{d}`)")).unwrap_or_default()
+                ));
+            }
+        }
+        "allow_partials" => {
+            if v.bool()? {
+                return refuse("efmesh computes complete intervals only, so the table would lack the partial one SQLMesh writes; remove `allow_partials` (or set it to false)".into());
+            }
+        }
+        "on_destructive_change" => {
+            let what = v.ident()?.to_ascii_lowercase();
+            if what != "error" {
+                return refuse(format!("efmesh refuses a forward-only change that drops a column, as SQLMesh's `error` does; `{what}` is not supported, remove it or set `error`"));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 fn parse_columns(v: &Value) -> Result<Vec<ColumnDef>, Diagnostic> {

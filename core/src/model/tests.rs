@@ -148,7 +148,170 @@ fn ignored_sqlmesh_properties_warn() {
         d.iter()
             .map(|d| (d.problem.code(), d.is_error()))
             .collect::<Vec<_>>(),
-        vec![("ignored-property", false), ("ignored-property", false)]
+        vec![("ignored-property", false)],
+        "`dialect duckdb` is what efmesh parses anyway; a storage option is read past"
+    );
+    assert!(d[0].problem.help().unwrap().contains("storage options"));
+}
+
+fn parse_in(src: &str, env: &ParseEnv) -> (Option<Model>, Vec<Diagnostic>) {
+    parse_model_file("models/m.sql", src, Dialect::DuckDb, env)
+}
+
+fn codes(d: &[Diagnostic]) -> Vec<(&'static str, bool)> {
+    d.iter().map(|d| (d.problem.code(), d.is_error())).collect()
+}
+
+#[test]
+fn sqlmesh_properties_are_honoured_or_refused_by_name() {
+    // `enabled false`: no model, no error
+    let (m, d) = parse(
+        "MODEL (name a.b, kind FULL, enabled false);
+SELECT 1 AS x",
+    );
+    assert!(m.is_none() && d.iter().all(|d| !d.is_error()), "{d:?}");
+    assert!(
+        ok("MODEL (name a.b, enabled true);
+SELECT 1 AS x")
+        .name
+            == "a.b"
+    );
+    // another dialect: read as DuckDB when its query parses as DuckDB, refused when not
+    let (m, d) = parse(
+        "MODEL (name a.b, dialect 'snowflake');
+SELECT 1 AS x",
+    );
+    assert!(m.is_some());
+    assert_eq!(codes(&d), [("foreign-dialect", false)]);
+    let e = first_error(
+        "MODEL (name a.b, dialect bigquery);
+SELECT STRUCT<a INT64>(1) FROM `p.d.t` QUALIFY 1 WINDOW",
+    );
+    assert_eq!(e.problem.code(), "unsupported-property", "{e:?}");
+    assert!(e.problem.help().unwrap().contains("DuckDB SQL"));
+    // partial intervals and another gateway would build something else
+    let e = first_error(
+        "MODEL (name a.b, allow_partials true);
+SELECT 1 AS x",
+    );
+    assert_eq!(
+        e.problem.to_string(),
+        "property `allow_partials` is not supported by efmesh"
+    );
+    assert!(
+        ok("MODEL (name a.b, allow_partials false);
+SELECT 1 AS x")
+        .name
+            == "a.b"
+    );
+    let env = ParseEnv {
+        sqlmesh: true,
+        gateway: Some("local".into()),
+        ..Default::default()
+    };
+    let (_, d) = parse_in(
+        "MODEL (name a.b, gateway local);
+SELECT 1 AS x",
+        &env,
+    );
+    assert!(d.is_empty(), "{d:?}");
+    let (_, d) = parse_in(
+        "MODEL (name a.b, gateway warehouse);
+SELECT 1 AS x",
+        &env,
+    );
+    assert_eq!(codes(&d), [("unsupported-property", true)]);
+    assert!(d[0].problem.help().unwrap().contains("gateway `local`"));
+    // an unknown property warns in a SQLMesh project, and fails in an efmesh one
+    let (m, d) = parse_in(
+        "MODEL (name a.b, cronn '@daily');
+SELECT 1 AS x",
+        &env,
+    );
+    assert!(m.is_some());
+    assert_eq!(codes(&d), [("unknown-sqlmesh-property", false)]);
+    assert!(d[0]
+        .problem
+        .help()
+        .unwrap()
+        .contains("did you mean `cron`?"));
+    assert_eq!(
+        first_error(
+            "MODEL (name a.b, cronn '@daily');
+SELECT 1 AS x"
+        )
+        .problem
+        .code(),
+        "unknown-property"
+    );
+}
+
+#[test]
+fn kind_parameters_that_change_tables_are_honoured_or_refused() {
+    let m = ok("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, forward_only true, disable_restatement true, on_destructive_change error));
+SELECT 1 AS ds");
+    assert_eq!(
+        m.policy,
+        ChangePolicy {
+            forward_only: true,
+            disable_restatement: true
+        }
+    );
+    assert_eq!(
+        ok(
+            "MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));
+SELECT 1 AS ds"
+        )
+        .policy,
+        ChangePolicy::default()
+    );
+    for (src, said) in [
+        ("MODEL (name a.b, kind VIEW (forward_only true));
+SELECT 1 AS x", "no history to keep"),
+        ("MODEL (name a.b, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id, when_matched (WHEN MATCHED THEN UPDATE SET x = 1)));
+SELECT 1 AS id", "replaces a matched row whole"),
+        ("MODEL (name a.b, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id, merge_filter x > 1));
+SELECT 1 AS id", "unique key alone"),
+        ("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, on_destructive_change allow));
+SELECT 1 AS ds", "`allow` is not supported"),
+        ("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, auto_restatement_cron '@weekly'));
+SELECT 1 AS ds", "efmesh restate"),
+    ] {
+        let e = first_error(src);
+        assert_eq!(e.problem.code(), "unsupported-property", "{src}: {e:?}");
+        assert!(e.problem.help().unwrap().contains(said), "{src}: {:?}", e.problem.help());
+    }
+}
+
+#[test]
+fn properties_may_use_the_project_variables_and_defaults_fill_the_rest() {
+    let mut env = ParseEnv::default();
+    env.macros.variables.insert(
+        "schema".into(),
+        crate::sql::macro_lang::Value::Str("sales".into()),
+    );
+    env.defaults.kind = crate::model::defaults::default_kind("VIEW");
+    env.defaults.cron = Some("@hourly".into());
+    env.defaults.owner = Some("data".into());
+    let (m, d) = parse_in(
+        "MODEL (name @{schema}.orders, owner ana);
+SELECT 1 AS x",
+        &env,
+    );
+    assert!(d.iter().all(|d| !d.is_error()), "{d:?}");
+    let m = m.unwrap();
+    assert_eq!(m.name, "sales.orders");
+    assert_eq!(
+        m.kind,
+        Kind::View {
+            materialized: false
+        }
+    );
+    assert_eq!(m.cron.as_deref(), Some("@hourly"));
+    assert_eq!(
+        m.owner.as_deref(),
+        Some("ana"),
+        "a declared property wins over the default"
     );
 }
 

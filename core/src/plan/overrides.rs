@@ -2,7 +2,6 @@
 
 use super::classify::Classified;
 use super::{Category, PlanError, PlanOptions, Pointer};
-use crate::model::Kind;
 use crate::project::Project;
 
 /// Every model an override names is in the project.
@@ -30,15 +29,24 @@ pub(super) fn apply(
     if let Some(&verdict) = options.reclassify.get(&m.name) {
         reclassify(&m.name, verdict, c)?;
     }
+    let changed = matches!(
+        c.category,
+        Category::Breaking | Category::NonBreaking | Category::Indirect
+    );
+    // `forward_only true` in the model: every change to a served version is forward-only
+    if m.policy.forward_only && changed && pointer.is_some() && m.kind.has_history() {
+        c.explain.push(
+            "forward-only (the model's `forward_only`): keeps the physics and history of the version it replaces"
+                .into(),
+        );
+        return Ok(true);
+    }
     let forward_only = options.forward_only.contains(&m.name);
     if forward_only {
         let why = match (c.category, pointer) {
             (_, None) => Some("it has no previous version in this environment".to_string()),
             (Category::Breaking | Category::NonBreaking | Category::Indirect, Some(_))
-                if matches!(
-                    m.kind,
-                    Kind::View { .. } | Kind::Embedded | Kind::External { .. } | Kind::Seed { .. }
-                ) =>
+                if !m.kind.has_history() =>
             {
                 Some(format!("a {} model has no history to keep", m.kind.name()))
             }

@@ -118,9 +118,14 @@ fn named_audits(
 ) -> BTreeMap<String, AuditDef> {
     let dialect = sources.config.dialect();
     let mut audits: BTreeMap<String, AuditDef> = BTreeMap::new();
-    for src in &sources.audits {
+    let from_files = sources.audits.iter().map(|src| {
         let (defs, d) = audit::parse_audit_file(&src.path, &src.text, dialect);
         diags.extend(d);
+        defs
+    });
+    let from_files: Vec<Vec<AuditDef>> = from_files.collect();
+    let inline = models.iter().map(|m| m.inline_audits.clone());
+    for defs in from_files.into_iter().chain(inline) {
         for def in defs {
             if let Some(first) = audits.get(&def.name) {
                 diags.push(Diagnostic::at(

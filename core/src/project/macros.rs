@@ -15,6 +15,8 @@ pub fn parse_env(sources: &ProjectSources) -> (ParseEnv, Vec<Diagnostic>) {
     let env = ParseEnv {
         macros,
         defaults: sources.config.model_defaults.clone(),
+        sqlmesh: sources.config.sqlmesh_gateway.is_some(),
+        gateway: sources.config.sqlmesh_gateway.clone(),
     };
     (env, problems)
 }

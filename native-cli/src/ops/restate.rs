@@ -80,6 +80,12 @@ pub fn restate(
             ))
         }
     }
+    if m.policy.disable_restatement {
+        return Err(argument(
+            format!("`{model}` declares `disable_restatement true`: its history is not recomputed by hand"),
+            Some("remove `disable_restatement` from its kind to restate it".into()),
+        ));
+    }
     let unit = m.interval_unit();
     let parse = |s: &str, what: &str| {
         efmesh_core::time::parse_instant(s).map_err(|e| argument(format!("--{what}: {e}"), None))
@@ -115,7 +121,12 @@ pub fn restate(
             .dag
             .descendants(i)
             .into_iter()
-            .filter(|&d| matches!(project.models[d].kind, Kind::IncrementalByTimeRange { .. })),
+            // a descendant that disables restatement keeps its history, as in SQLMesh
+            .filter(|&d| {
+                let dm = &project.models[d];
+                matches!(dm.kind, Kind::IncrementalByTimeRange { .. })
+                    && !dm.policy.disable_restatement
+            }),
     );
     let mut clear = vec![];
     let mut restated = vec![];

@@ -122,6 +122,33 @@ pub fn expand<'t>(
     }
 }
 
+/// Expand the macros of a file's first statement (its MODEL or AUDIT block: `name
+/// @{schema}.orders`, `start @VAR('start')`) and leave the rest as it is; the query's own
+/// `@DEF`s are not visible there, as in SQLMesh.
+pub fn expand_block<'t>(
+    tokens: &'t [TokenWithSpan],
+    env: &MacroEnv,
+    file: &str,
+) -> Result<Cow<'t, [TokenWithSpan]>, Vec<Diagnostic>> {
+    let end = args::split_top_level(tokens, |t| *t == Token::SemiColon, true)
+        .first()
+        .map_or(0, |s| s.len());
+    let (head, rest) = tokens.split_at(end);
+    if !needs_expansion(head) {
+        return Ok(Cow::Borrowed(tokens));
+    }
+    let mut x = Expander {
+        env,
+        file,
+        audit: false,
+        locals: BTreeMap::new(),
+        depth: 0,
+    };
+    let mut out = x.expand_seq(head).map_err(|e| vec![e])?;
+    out.extend_from_slice(rest);
+    Ok(Cow::Owned(out))
+}
+
 /// Read the project's macro files: each holds `@DEF(name, (params) -> body);` statements.
 pub fn parse_macro_file(
     file: &str,
