@@ -613,7 +613,7 @@ impl Problem {
             Problem::MultipleStatements { .. } => Some("pre- and post-statements are not supported; keep one SELECT".into()),
             Problem::UnknownMacro { suggestion, .. } => Some(match suggestion {
                 Some(s) => format!("did you mean `@{s}`?"),
-                None => "time macros: @start, @end, @start_ds, @end_ds, @start_ts, @end_ts, @start_date, @end_date, @start_dt, @end_dt".into(),
+                None => "time macros: @start, @end, and SQLMesh's @start_*, @end_*, @execution_* with _ds, _ts, _tstz, _date, _dt, _dtntz, _epoch, _millis or _hour".into(),
             }),
             Problem::Macro { help, .. } => Some(help.clone()),
             Problem::UnsupportedProperty { why, .. } => Some(why.clone()),

@@ -8,7 +8,6 @@ use crate::model::{ExternalSource, FileFormat, Kind};
 use crate::naming;
 use crate::project::Project;
 use crate::sql::render::{render, Relation, RenderError};
-use chrono::NaiveDateTime;
 
 /// Where references point.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,8 +63,7 @@ pub fn render_model(
     project: &Project,
     i: usize,
     target: &RelationTarget,
-    start: NaiveDateTime,
-    end: NaiveDateTime,
+    times: &crate::time::MacroTimes,
     pretty: bool,
 ) -> Result<String, RenderError> {
     let m = &project.models[i];
@@ -89,7 +87,7 @@ pub fn render_model(
         }
         match &parent.kind {
             Kind::External { source } => Some(external_relation(source)),
-            Kind::Embedded => render_model(project, p, target, start, end, false)
+            Kind::Embedded => render_model(project, p, target, times, false)
                 .ok()
                 .map(|sql| Relation::Expr(format!("({sql})"))),
             _ => Some(Relation::Name(match target {
@@ -111,6 +109,6 @@ pub fn render_model(
             })),
         }
     };
-    let bind = |name: &str| crate::time::bind_macro(name, start, end);
+    let bind = |name: &str| crate::time::bind_macro(name, times);
     render(q, project.config.dialect(), &resolve, &bind, pretty)
 }

@@ -34,41 +34,116 @@ pub fn is_date_only(s: &str) -> bool {
     NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").is_ok()
 }
 
-/// The time macros efmesh understands, as written after `@` (lower case).
+/// The time macros efmesh understands, as written after `@` (lower case): efmesh's half-open
+/// `@start`/`@end`, and SQLMesh's prefixes (`start`, `end`, `execution`, and the older
+/// `latest`) with each of its postfixes.
 pub const TIME_MACROS: &[&str] = &[
     "start",
     "end",
     "start_ds",
-    "end_ds",
     "start_ts",
-    "end_ts",
+    "start_tstz",
     "start_date",
-    "end_date",
     "start_dt",
+    "start_dtntz",
+    "start_epoch",
+    "start_millis",
+    "start_hour",
+    "end_ds",
+    "end_ts",
+    "end_tstz",
+    "end_date",
     "end_dt",
+    "end_dtntz",
+    "end_epoch",
+    "end_millis",
+    "end_hour",
+    "execution_ds",
+    "execution_ts",
+    "execution_tstz",
+    "execution_date",
+    "execution_dt",
+    "execution_dtntz",
+    "execution_epoch",
+    "execution_millis",
+    "execution_hour",
+    "latest_ds",
+    "latest_ts",
+    "latest_tstz",
+    "latest_date",
+    "latest_dt",
+    "latest_dtntz",
+    "latest_epoch",
+    "latest_millis",
+    "latest_hour",
 ];
 
-/// The SQL literal a time macro binds to for the half-open interval `[start, end)`.
+/// The instants time macros are bound to: the interval `[start, end)` being computed and the
+/// execution time (the apply's or run's clock; SQLMesh's `execution_time`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MacroTimes {
+    /// The interval's first instant.
+    pub start: NaiveDateTime,
+    /// The instant just past the interval.
+    pub end: NaiveDateTime,
+    /// When the work runs.
+    pub execution: NaiveDateTime,
+}
+
+/// The SQL literal a time macro binds to.
 ///
 /// `@start`/`@end` are efmesh's own and half-open timestamps. The SQLMesh spellings keep
-/// SQLMesh's meaning, in which every `end_*` variant is *inclusive* (the last microsecond,
-/// or the last day, inside the interval), so SQLMesh models written with `BETWEEN` keep
-/// working unchanged.
-pub fn bind_macro(name: &str, start: NaiveDateTime, end: NaiveDateTime) -> Option<String> {
-    let incl_end = end - Duration::microseconds(1);
-    let ts = |t: NaiveDateTime| t.format("%Y-%m-%d %H:%M:%S%.6f").to_string();
-    let ds = |t: NaiveDateTime| t.format("%Y-%m-%d").to_string();
-    Some(match name {
-        "start" => format!("CAST('{}' AS TIMESTAMP)", ts(start)),
-        "end" => format!("CAST('{}' AS TIMESTAMP)", ts(end)),
-        "start_ds" => format!("'{}'", ds(start)),
-        "end_ds" => format!("'{}'", ds(incl_end)),
-        "start_ts" => format!("'{}'", ts(start)),
-        "end_ts" => format!("'{}'", ts(incl_end)),
-        "start_date" => format!("CAST('{}' AS DATE)", ds(start)),
-        "end_date" => format!("CAST('{}' AS DATE)", ds(incl_end)),
-        "start_dt" => format!("CAST('{}' AS TIMESTAMP)", ts(start)),
-        "end_dt" => format!("CAST('{}' AS TIMESTAMP)", ts(incl_end)),
+/// SQLMesh's meaning and SQL, literal for literal: every `end_*` variant is *inclusive* (the
+/// last microsecond inside the interval), so SQLMesh models written with `BETWEEN` keep
+/// working unchanged; `_ts` is a string without a zero fraction, `_dt` a TIMESTAMPTZ, `_dtntz`
+/// a TIMESTAMP, `_epoch` seconds as a float, `_millis` and `_hour` integers.
+pub fn bind_macro(name: &str, t: &MacroTimes) -> Option<String> {
+    match name {
+        "start" => {
+            return Some(format!(
+                "CAST('{}' AS TIMESTAMP)",
+                t.start.format("%Y-%m-%d %H:%M:%S%.6f")
+            ))
+        }
+        "end" => {
+            return Some(format!(
+                "CAST('{}' AS TIMESTAMP)",
+                t.end.format("%Y-%m-%d %H:%M:%S%.6f")
+            ))
+        }
+        _ => {}
+    }
+    let (prefix, postfix) = name.split_once('_')?;
+    let at = match prefix {
+        "start" => t.start,
+        "end" => t.end - Duration::microseconds(1),
+        "execution" | "latest" => t.execution,
+        _ => return None,
+    };
+    // Python's isoformat: the fraction only when there is one
+    let ts = if at.and_utc().timestamp_subsec_micros() == 0 {
+        at.format("%Y-%m-%d %H:%M:%S").to_string()
+    } else {
+        at.format("%Y-%m-%d %H:%M:%S%.6f").to_string()
+    };
+    let millis = at.and_utc().timestamp_millis();
+    Some(match postfix {
+        "ds" => format!("'{}'", at.format("%Y-%m-%d")),
+        "ts" => format!("'{ts}'"),
+        "tstz" => format!("'{ts}+00:00'"),
+        "date" => format!("CAST('{}' AS DATE)", at.format("%Y-%m-%d")),
+        "dt" => format!("CAST('{ts}+00:00' AS TIMESTAMPTZ)"),
+        "dtntz" => format!("CAST('{ts}' AS TIMESTAMP)"),
+        "epoch" => {
+            let secs = millis as f64 / 1000.0;
+            if secs.fract() == 0.0 {
+                format!("{secs:.1}")
+            } else {
+                format!("{secs}")
+            }
+        }
+        "millis" => millis.to_string(),
+        "hour" => chrono::Timelike::hour(&at).to_string(),
         _ => return None,
     })
 }
@@ -91,22 +166,49 @@ mod tests {
     }
 
     #[test]
-    fn sqlmesh_end_macros_are_inclusive() {
-        let s = parse_instant("2026-01-01").unwrap();
-        let e = parse_instant("2026-01-02").unwrap();
-        assert_eq!(bind_macro("end_ds", s, e).unwrap(), "'2026-01-01'");
+    fn sqlmesh_time_macros_bind_as_sqlmesh_renders_them() {
+        // what `sqlmesh render --start 2026-12-01 --end 2026-12-01 --execution-time
+        // "2026-12-03 10:30:00"` writes (SQLMesh 0.236.4, DuckDB)
+        let t = MacroTimes {
+            start: parse_instant("2026-12-01").unwrap(),
+            end: parse_instant("2026-12-02").unwrap(),
+            execution: parse_instant("2026-12-03 10:30:00").unwrap(),
+        };
+        let b = |n: &str| bind_macro(n, &t).unwrap();
+        assert_eq!(b("start_ds"), "'2026-12-01'");
+        assert_eq!(b("end_ds"), "'2026-12-01'");
+        assert_eq!(b("start_ts"), "'2026-12-01 00:00:00'");
+        assert_eq!(b("end_ts"), "'2026-12-01 23:59:59.999999'");
+        assert_eq!(b("start_tstz"), "'2026-12-01 00:00:00+00:00'");
+        assert_eq!(b("end_tstz"), "'2026-12-01 23:59:59.999999+00:00'");
+        assert_eq!(b("end_date"), "CAST('2026-12-01' AS DATE)");
         assert_eq!(
-            bind_macro("end_ts", s, e).unwrap(),
-            "'2026-01-01 23:59:59.999999'"
+            b("start_dt"),
+            "CAST('2026-12-01 00:00:00+00:00' AS TIMESTAMPTZ)"
         );
         assert_eq!(
-            bind_macro("end", s, e).unwrap(),
-            "CAST('2026-01-02 00:00:00.000000' AS TIMESTAMP)"
+            b("end_dtntz"),
+            "CAST('2026-12-01 23:59:59.999999' AS TIMESTAMP)"
         );
+        assert_eq!(b("start_epoch"), "1796083200.0");
+        assert_eq!(b("end_epoch"), "1796169599.999");
+        assert_eq!(b("start_millis"), "1796083200000");
+        assert_eq!(b("end_millis"), "1796169599999");
+        assert_eq!((b("start_hour"), b("end_hour")), ("0".into(), "23".into()));
+        assert_eq!(b("execution_ds"), "'2026-12-03'");
+        assert_eq!(b("execution_ts"), "'2026-12-03 10:30:00'");
         assert_eq!(
-            bind_macro("start_date", s, e).unwrap(),
-            "CAST('2026-01-01' AS DATE)"
+            b("execution_dt"),
+            "CAST('2026-12-03 10:30:00+00:00' AS TIMESTAMPTZ)"
         );
-        assert!(bind_macro("bogus", s, e).is_none());
+        assert_eq!(b("execution_epoch"), "1796293800.0");
+        assert_eq!(b("execution_hour"), "10");
+        assert_eq!(b("latest_ds"), "'2026-12-03'");
+        assert_eq!(b("end"), "CAST('2026-12-02 00:00:00.000000' AS TIMESTAMP)");
+        assert!(bind_macro("bogus", &t).is_none());
+        assert!(bind_macro("start_bogus", &t).is_none());
+        for m in TIME_MACROS {
+            assert!(bind_macro(m, &t).is_some(), "{m}");
+        }
     }
 }

@@ -211,7 +211,7 @@ pub fn apply_plan(
         .collect();
     state.pin_physics(&reused)?;
 
-    let render = Renderer::new(project, &names);
+    let render = Renderer::new(project, &names, now);
     // forward-only: the kept physics grows the new version's added columns (NULL for past rows)
     for a in plan.actions.iter().filter(|a| a.forward_only) {
         let i = project.index_of(&a.model).ok_or_else(|| {
@@ -397,6 +397,7 @@ fn audit_reused_physics(
                 project.history_start(i).unwrap_or_default(),
                 crate::exec::render::complete_until(m, now),
             ),
+            execution: now.naive_utc(),
         };
         audits_run +=
             crate::exec::audited::run_whole(engine, &whole, &target, &plan.env, warnings)?;

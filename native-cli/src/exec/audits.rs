@@ -125,12 +125,18 @@ pub struct Target<'a> {
     /// `[start, end)` that a named audit's time macros (`@start_ds`, ...) bind to: the batch,
     /// or the model's whole history.
     pub interval: efmesh_core::interval::Range,
+    /// The execution time `@execution_ds` and its siblings bind to.
+    pub execution: chrono::NaiveDateTime,
 }
 
 /// Run one audit over `target` and report what it found.
 pub fn run(engine: &mut dyn Engine, q: &AuditQuery, target: &Target) -> Result<AuditResult, Error> {
-    let (start, end) = (target.interval.start, target.interval.end);
-    let bind_time = |n: &str| efmesh_core::time::bind_macro(n, start, end);
+    let times = efmesh_core::time::MacroTimes {
+        start: target.interval.start,
+        end: target.interval.end,
+        execution: target.execution,
+    };
+    let bind_time = |n: &str| efmesh_core::time::bind_macro(n, &times);
     let (sql, shape) = q
         .sql(target.relation, target.dialect, target.resolve, &bind_time)
         .map_err(Error::Render)?;

@@ -213,6 +213,7 @@ fn one(
         over: &over,
         dialect: project.config.dialect(),
         resolve: &resolve,
+        execution: cx.render.execution(),
         interval: b,
     };
     let batch = format!("{}/{}", k + 1, a.batches.len());

@@ -72,6 +72,7 @@ pub(crate) fn model(
             project.history_start(i).unwrap_or_default(),
             complete_until(m, now),
         ),
+        execution: now.naive_utc(),
     };
     let fail = |failures| Error::AuditFailed {
         env: plan.env.clone(),

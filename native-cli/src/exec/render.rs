@@ -13,15 +13,28 @@ use std::collections::HashMap;
 pub(crate) struct Renderer<'a> {
     project: &'a Project,
     target: RelationTarget,
+    /// The apply's clock, which `@execution_ds` and its siblings bind to.
+    execution: NaiveDateTime,
 }
 
 impl<'a> Renderer<'a> {
     /// References resolve through `names` (model → qualified physical relation).
-    pub(crate) fn new(project: &'a Project, names: &HashMap<String, String>) -> Renderer<'a> {
+    /// `now` is the apply's clock: the execution time of every query it renders.
+    pub(crate) fn new(
+        project: &'a Project,
+        names: &HashMap<String, String>,
+        now: DateTime<Utc>,
+    ) -> Renderer<'a> {
         Renderer {
             project,
             target: RelationTarget::Physical(names.clone()),
+            execution: now.naive_utc(),
         }
+    }
+
+    /// The execution time the apply's queries are rendered with.
+    pub(crate) fn execution(&self) -> NaiveDateTime {
+        self.execution
     }
 
     /// Model `i` with its macros bound to `[start, end)`.
@@ -31,7 +44,12 @@ impl<'a> Renderer<'a> {
         start: NaiveDateTime,
         end: NaiveDateTime,
     ) -> Result<String, Error> {
-        render_model(self.project, i, &self.target, start, end, false)
+        let times = efmesh_core::time::MacroTimes {
+            start,
+            end,
+            execution: self.execution,
+        };
+        render_model(self.project, i, &self.target, &times, false)
             .map_err(|e| Error::Render(e.to_string()))
     }
 

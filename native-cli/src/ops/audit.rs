@@ -130,6 +130,7 @@ pub fn audit_env(
             dialect: project.config.dialect(),
             resolve: &resolve_ref,
             interval: efmesh_core::interval::Range::new(start, end),
+            execution: now,
         };
         for call in &m.audits {
             let Some(q) = resolve(call, &|n| project.audits.get(n)) else {

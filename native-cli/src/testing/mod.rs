@@ -999,8 +999,12 @@ fn prepare<'a>(project: &Project, case: &'a TestCase) -> Result<Prepared<'a>, Ve
         project,
         i,
         &RelationTarget::Fixtures(map),
-        start,
-        end,
+        // as in SQLMesh, a test without `execution_time` runs at the current time
+        &efmesh_core::time::MacroTimes {
+            start,
+            end,
+            execution: crate::util::clock::now().naive_utc(),
+        },
         false,
     )
     .map_err(|e| {

@@ -645,8 +645,11 @@ impl Efmesh {
             &self.project,
             i,
             &RelationTarget::Environment(env.clone()),
-            start,
-            end,
+            &efmesh_core::time::MacroTimes {
+                start,
+                end,
+                execution: crate::util::clock::now().naive_utc(),
+            },
             opts.pretty,
         )
         .map_err(|e| Error::Render(e.to_string()))?;
