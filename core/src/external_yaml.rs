@@ -28,21 +28,25 @@ struct Entry {
     dialect: Option<String>,
 }
 
+/// Where a YAML parser error points, for a diagnostic: the file alone when it says nothing.
+pub(crate) fn yaml_error_location(file: &str, e: &serde_norway::Error) -> Location {
+    e.location()
+        .map(|l| {
+            Location::new(
+                file,
+                (l.line() as u64, l.column() as u64),
+                (l.line() as u64, l.column() as u64 + 1),
+            )
+        })
+        .unwrap_or_else(|| Location::file_only(file))
+}
+
 /// Parse the file into EXTERNAL table models.
 pub fn parse(file: &str, text: &str) -> Result<Vec<Model>, Diagnostic> {
     let entries: Vec<Entry> = match serde_norway::from_str::<Option<Vec<Entry>>>(text) {
         Ok(e) => e.unwrap_or_default(),
         Err(e) => {
-            let loc = e
-                .location()
-                .map(|l| {
-                    Location::new(
-                        file,
-                        (l.line() as u64, l.column() as u64),
-                        (l.line() as u64, l.column() as u64 + 1),
-                    )
-                })
-                .unwrap_or_else(|| Location::file_only(file));
+            let loc = yaml_error_location(file, &e);
             return Err(Diagnostic::at(
                 Problem::ExternalYaml {
                     message: e.to_string(),
@@ -110,7 +114,6 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Model>, Diagnostic> {
             redact: vec![],
             batching: Default::default(),
             policy: Default::default(),
-            inline_audits: vec![],
             maintenance: None,
             query: None,
         });

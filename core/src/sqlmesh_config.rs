@@ -97,16 +97,7 @@ pub fn parse(
     let root: Value = match serde_norway::from_str(&text_resolved) {
         Ok(v) => v,
         Err(e) => {
-            let loc = e
-                .location()
-                .map(|l| {
-                    Location::new(
-                        file,
-                        (l.line() as u64, l.column() as u64),
-                        (l.line() as u64, l.column() as u64 + 1),
-                    )
-                })
-                .unwrap_or_else(|| Location::file_only(file));
+            let loc = crate::external_yaml::yaml_error_location(file, &e);
             return Err(vec![Diagnostic::at(
                 Problem::ConfigSyntax {
                     message: format!("invalid YAML: {e}"),

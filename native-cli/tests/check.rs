@@ -203,7 +203,7 @@ fn config_mistakes_name_the_line() {
 fn warnings_do_not_fail_the_check() {
     let p = project(&[(
         "models/a.sql",
-        "MODEL (name s.a, kind FULL, dialect duckdb);\nSELECT 1 AS x",
+        "MODEL (name s.a, kind FULL, storage_format parquet);\nSELECT 1 AS x",
     )]);
     let out = efmesh(p.path())
         .args(["check", "--json"])

@@ -33,28 +33,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 
 /// A copy of `examples/hospital` without the state, database and lake of earlier runs.
 fn hospital() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let src = repo().join("examples/hospital");
-    for e in walkdir::WalkDir::new(&src)
-        .into_iter()
-        .filter_map(|e| e.ok())
-    {
-        let rel = e.path().strip_prefix(&src).unwrap();
-        let s = rel.to_string_lossy();
-        if s.starts_with("lake")
-            || s.starts_with(".efmesh")
-            || s.starts_with("efmesh.") && !s.ends_with(".toml")
-        {
-            continue;
-        }
-        let to = dir.path().join(rel);
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&to).unwrap();
-        } else {
-            std::fs::copy(e.path(), &to).unwrap();
-        }
-    }
-    dir
+    copy_example("hospital")
 }
 
 /// A FULL root and a day-interval child: 28 batches of one day at 2026-01-29.

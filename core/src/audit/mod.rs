@@ -72,6 +72,22 @@ fn macro_params(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Vec<String> {
     out
 }
 
+/// The audits a model file defines after its query (`AUDIT (name x); SELECT ...`), which
+/// SQLMesh allows; callable like those of `audits/*.sql`.
+pub fn inline_audits(file: &str, text: &str, dialect: Dialect) -> (Vec<AuditDef>, Vec<Diagnostic>) {
+    if !text.to_ascii_lowercase().contains("audit") {
+        return (vec![], vec![]);
+    }
+    let Ok(tokens) = sql::tokenize(file, text, dialect) else {
+        // the model's own parse reports it
+        return (vec![], vec![]);
+    };
+    match crate::model::split_inline_audits(&tokens) {
+        (_, Some(at)) => parse_audit_tokens(file, &tokens[at..], dialect),
+        _ => (vec![], vec![]),
+    }
+}
+
 /// Parse an audit file, which may hold several `AUDIT (...); SELECT ...;` pairs.
 pub fn parse_audit_file(
     file: &str,

@@ -140,9 +140,6 @@ pub struct Model {
     /// Whether changes apply forward only and whether restating is allowed (SQLMesh's
     /// `forward_only` and `disable_restatement`): metadata, never fingerprinted.
     pub policy: ChangePolicy,
-    /// Audits defined in the model's file after its query (`AUDIT (name x); SELECT ...`),
-    /// callable like those of `audits/*.sql`.
-    pub inline_audits: Vec<crate::audit::AuditDef>,
     /// How `efmesh compact` may rewrite the files of an EXTERNAL model; never fingerprinted.
     pub maintenance: Option<Maintenance>,
     /// The query, for kinds defined by one.
@@ -316,18 +313,14 @@ pub fn parse_model_file(
     };
     let parsed = interpret(file, &block.items, block.span, env, &mut diags);
     // `AUDIT (...)` blocks after the query define audits, as SQLMesh allows in a model file
-    let (rest, audits_at) = split_inline_audits(&tokens[block.rest..]);
+    // (the project loader reads them: `audit::inline_audits`)
+    let (rest, _) = split_inline_audits(&tokens[block.rest..]);
     let Some((mut model, kind_ok, notes)) = parsed else {
         return (None, diags);
     };
     if notes.disabled {
         // `enabled false`: SQLMesh loads no such model, and neither does efmesh
         return (None, diags);
-    }
-    if let Some(at) = audits_at {
-        let (defs, d) = crate::audit::parse_audit_tokens(file, &tokens[block.rest + at..], dialect);
-        diags.extend(d);
-        model.inline_audits = defs;
     }
     let block_loc = Location::from_span(file, block.span);
     let has_query = sql::has_content(rest);
@@ -437,7 +430,6 @@ fn interpret(
         redact: vec![],
         batching: Batching::default(),
         policy: ChangePolicy::default(),
-        inline_audits: vec![],
         maintenance: None,
         query: None,
     };
@@ -683,7 +675,7 @@ fn interpret(
 
 /// The query part of what follows a MODEL block, and where its first `AUDIT (` block starts
 /// (after a top-level `;`), if it has one.
-fn split_inline_audits(
+pub(crate) fn split_inline_audits(
     rest: &[sqlparser::tokenizer::TokenWithSpan],
 ) -> (&[sqlparser::tokenizer::TokenWithSpan], Option<usize>) {
     use sqlparser::tokenizer::Token;

@@ -124,7 +124,15 @@ fn named_audits(
         defs
     });
     let from_files: Vec<Vec<AuditDef>> = from_files.collect();
-    let inline = models.iter().map(|m| m.inline_audits.clone());
+    let inline: Vec<Vec<AuditDef>> = sources
+        .models
+        .iter()
+        .map(|src| {
+            let (defs, d) = audit::inline_audits(&src.path, &src.text, dialect);
+            diags.extend(d);
+            defs
+        })
+        .collect();
     for defs in from_files.into_iter().chain(inline) {
         for def in defs {
             if let Some(first) = audits.get(&def.name) {
