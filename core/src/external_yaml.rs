@@ -114,6 +114,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Model>, Diagnostic> {
             redact: vec![],
             batching: Default::default(),
             policy: Default::default(),
+            defines_audits: false,
             maintenance: None,
             query: None,
         });

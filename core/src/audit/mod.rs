@@ -75,9 +75,6 @@ fn macro_params(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Vec<String> {
 /// The audits a model file defines after its query (`AUDIT (name x); SELECT ...`), which
 /// SQLMesh allows; callable like those of `audits/*.sql`.
 pub fn inline_audits(file: &str, text: &str, dialect: Dialect) -> (Vec<AuditDef>, Vec<Diagnostic>) {
-    if !text.to_ascii_lowercase().contains("audit") {
-        return (vec![], vec![]);
-    }
     let Ok(tokens) = sql::tokenize(file, text, dialect) else {
         // the model's own parse reports it
         return (vec![], vec![]);

@@ -140,6 +140,9 @@ pub struct Model {
     /// Whether changes apply forward only and whether restating is allowed (SQLMesh's
     /// `forward_only` and `disable_restatement`): metadata, never fingerprinted.
     pub policy: ChangePolicy,
+    /// Whether the model's file defines audits after its query (`AUDIT (name x); SELECT
+    /// ...`), so the loader reads them there; only those files are read twice.
+    pub defines_audits: bool,
     /// How `efmesh compact` may rewrite the files of an EXTERNAL model; never fingerprinted.
     pub maintenance: Option<Maintenance>,
     /// The query, for kinds defined by one.
@@ -313,11 +316,12 @@ pub fn parse_model_file(
     };
     let parsed = interpret(file, &block.items, block.span, env, &mut diags);
     // `AUDIT (...)` blocks after the query define audits, as SQLMesh allows in a model file
-    // (the project loader reads them: `audit::inline_audits`)
-    let (rest, _) = split_inline_audits(&tokens[block.rest..]);
+    // (the project loader reads them, for the files that have them: `audit::inline_audits`)
+    let (rest, audits_at) = split_inline_audits(&tokens[block.rest..]);
     let Some((mut model, kind_ok, notes)) = parsed else {
         return (None, diags);
     };
+    model.defines_audits = audits_at.is_some();
     if notes.disabled {
         // `enabled false`: SQLMesh loads no such model, and neither does efmesh
         return (None, diags);
@@ -430,6 +434,7 @@ fn interpret(
         redact: vec![],
         batching: Batching::default(),
         policy: ChangePolicy::default(),
+        defines_audits: false,
         maintenance: None,
         query: None,
     };

@@ -124,9 +124,11 @@ fn named_audits(
         defs
     });
     let from_files: Vec<Vec<AuditDef>> = from_files.collect();
-    let inline: Vec<Vec<AuditDef>> = sources
-        .models
+    // only the files whose parse found `AUDIT (` after the query are read again
+    let inline: Vec<Vec<AuditDef>> = models
         .iter()
+        .filter(|m| m.defines_audits)
+        .filter_map(|m| sources.models.iter().find(|s| s.path == m.file))
         .map(|src| {
             let (defs, d) = audit::inline_audits(&src.path, &src.text, dialect);
             diags.extend(d);
