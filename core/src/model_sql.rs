@@ -74,6 +74,18 @@ pub fn render_model(
             m.name
         )));
     };
+    render_query(project, q, target, times, pretty)
+}
+
+/// [`render_model`] for a query of the project's models parsed anew, as a unit test does when
+/// it sets the project's variables to other values.
+pub fn render_query(
+    project: &Project,
+    q: &crate::sql::ModelQuery,
+    target: &RelationTarget,
+    times: &crate::time::MacroTimes,
+    pretty: bool,
+) -> Result<String, RenderError> {
     let resolve = |name: &str| -> Option<Relation> {
         let p = project.index_of(name)?;
         let parent = &project.models[p];

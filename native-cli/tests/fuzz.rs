@@ -121,7 +121,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("tests")).unwrap();
         std::fs::write(dir.path().join("efmesh.toml"), "[project]\nname = \"t\"\n").unwrap();
-        std::fs::write(dir.path().join("tests/t.yaml"), &text).unwrap();
+        std::fs::write(dir.path().join("tests/test_t.yaml"), &text).unwrap();
         let _ = efmesh::testing::load_tests(dir.path());
     }
 }

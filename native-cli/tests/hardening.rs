@@ -334,9 +334,9 @@ fn deep_nesting_and_alias_bombs_end_in_a_diagnostic() {
             "models/a.sql",
             "MODEL (name m.a, kind FULL);\nSELECT 1 AS x\n",
         ),
-        ("tests/bomb.yaml", &bomb),
+        ("tests/test_bomb.yaml", &bomb),
         (
-            "tests/deep.yaml",
+            "tests/test_deep.yaml",
             &format!(
                 "t:\n  model: m.a\n  outputs:\n    query: {}1{}\n",
                 "[".repeat(20_000),
@@ -349,7 +349,7 @@ fn deep_nesting_and_alias_bombs_end_in_a_diagnostic() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("more than 1000000 values"), "{err}");
     assert!(
-        err.contains("tests/deep.yaml") && err.contains("recursion limit"),
+        err.contains("tests/test_deep.yaml") && err.contains("recursion limit"),
         "{err}"
     );
 }

@@ -4,7 +4,8 @@
 //! fixtures are `tests/sqlmesh-init` (what `sqlmesh init duckdb` writes, unchanged) and
 //! `tests/sqlmesh-macros` (variables, `@DEF`, `@EACH`, `@{}` names, `@GENERATE_SURROGATE_KEY`,
 //! `@SAFE_ADD`, `@REDUCE`, `@AND`, a model without `kind`, and an audit defined in a model
-//! file).
+//! file). `tests/sqlmesh-tests` holds YAML tests that SQLMesh 0.236.4's `sqlmesh test` passes
+//! (CTE outputs, CSV and query fixtures, a fixture file, `execution_time` and variables).
 
 mod common;
 use common::*;
@@ -323,5 +324,120 @@ fn forward_only_and_disable_restatement_in_the_kind_are_honoured() {
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("disable_restatement"),
         "{out:?}"
+    );
+}
+
+/// `efmesh test --json` on `dir`: the exit code and the report.
+fn unit_tests(dir: &Path) -> (i32, serde_json::Value) {
+    let out = efmesh(dir).args(["test", "--json"]).output().unwrap();
+    (out.status.code().unwrap(), json(&out.stdout))
+}
+
+/// Replace `from` (which must be there) by `to` in the fixture's test file.
+fn edit_tests(dir: &Path, from: &str, to: &str) {
+    let path = dir.join("tests/test_customer_totals.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{from}");
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+#[test]
+fn sqlmesh_yaml_tests_pass_as_in_sqlmesh_and_fail_where_they_should() {
+    let p = fixture("sqlmesh-tests");
+    // the fixture file beside the tests is not read as a test file (SQLMesh reads test*.yaml)
+    let (code, v) = unit_tests(p.path());
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["passed"], 4, "{v}");
+
+    // a CTE's rows are compared: a wrong amount fails in that CTE only
+    edit_tests(
+        p.path(),
+        "{customer_id: 1, amount: 7.50}",
+        "{customer_id: 1, amount: 7.00}",
+    );
+    let (code, v) = unit_tests(p.path());
+    assert_eq!(code, 1, "{v}");
+    let t = &v["tests"][0];
+    assert_eq!(t["status"], "failed", "{v}");
+    assert!(t["diff"].is_null(), "the output still matches: {t}");
+    assert_eq!(t["cteDiffs"][0]["cte"], "recent", "{t}");
+    assert_eq!(
+        t["cteDiffs"][0]["mismatched"][0]["cells"][0]["expected"], "7.00",
+        "{t}"
+    );
+    edit_tests(
+        p.path(),
+        "{customer_id: 1, amount: 7.00}",
+        "{customer_id: 1, amount: 7.50}",
+    );
+
+    // the test's variable is what the model reads: with the project's (10), customer 1 is big
+    // either way, so a threshold of 13 must flip it
+    edit_tests(p.path(), "min_total: 12", "min_total: 13");
+    let (code, v) = unit_tests(p.path());
+    assert_eq!(code, 1, "{v}");
+    let cells = &v["tests"][0]["diff"]["mismatched"][0]["cells"];
+    assert_eq!(cells[0]["column"], "big", "{v}");
+    assert_eq!(cells[0]["actual"], "false", "{v}");
+    edit_tests(p.path(), "min_total: 13", "min_total: 12");
+
+    // without execution_time the clock is today's: nothing is recent, so the test fails
+    edit_tests(
+        p.path(),
+        "    execution_time: 2024-03-01\n    min_total",
+        "    min_total",
+    );
+    let (code, v) = unit_tests(p.path());
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["tests"][0]["cteDiffs"][0]["actualRows"], 0, "{v}");
+    edit_tests(
+        p.path(),
+        "    min_total",
+        "    execution_time: 2024-03-01\n    min_total",
+    );
+
+    // a query as the expected output is compared like rows
+    edit_tests(p.path(), "SELECT 3, 2.50, FALSE", "SELECT 3, 2.75, FALSE");
+    let (code, v) = unit_tests(p.path());
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["tests"][1]["status"], "failed", "{v}");
+    edit_tests(p.path(), "SELECT 3, 2.75, FALSE", "SELECT 3, 2.50, FALSE");
+
+    // a CTE the query does not define is an error at its line, with the CTEs it has
+    edit_tests(
+        p.path(),
+        "      totals:\n        partial",
+        "      totls:\n        partial",
+    );
+    let (code, v) = unit_tests(p.path());
+    assert_eq!(code, 2, "{v}");
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["code"], "test-unknown-cte", "{v}");
+    assert_eq!(d["location"]["line"], 20, "{v}");
+    assert!(
+        d["help"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `totals`"),
+        "{v}"
+    );
+    edit_tests(p.path(), "      totls:", "      totals:");
+    let (code, v) = unit_tests(p.path());
+    assert_eq!(code, 0, "{v}");
+
+    // and SQLMesh's project builds with the same model
+    efmesh(p.path())
+        .env("EFMESH_NOW", NOW)
+        .args(["apply", "prod", "--yes"])
+        .assert()
+        .success();
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT customer_id, total, n FROM shop.customer_totals ORDER BY ALL"
+        ),
+        Vec::<String>::new(),
+        "in December 2026 no order of early 2024 is recent"
     );
 }

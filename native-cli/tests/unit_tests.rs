@@ -76,16 +76,16 @@ fn hospital_unit_tests_pass() {
 
 #[test]
 fn a_wrong_expectation_prints_a_row_level_diff() {
-    let p = hospital(&[("tests/broken.yaml", BROKEN)]);
+    let p = hospital(&[("tests/test_broken.yaml", BROKEN)]);
     let out = efmesh(p.path()).arg("test").assert().code(1);
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     let expected = "\
-FAIL test_stays_broken (tests/broken.yaml:1)
+FAIL test_stays_broken (tests/test_broken.yaml:1)
     2 row(s) expected, 2 produced; compared: stay_id, patient_id, stay_seq, dept_code, dept_name, age_band, entered_at, left_at, stay_hours, is_current
-    row stay_id = 1-1 (tests/broken.yaml:11) differs:
+    row stay_id = 1-1 (tests/test_broken.yaml:11) differs:
       stay_hours  expected 26.0, got 26.5
     missing (expected, not produced):
-      {stay_id: 1-3, patient_id: 1, stay_seq: 2, dept_code: ICU, dept_name: NULL, age_band: NULL, entered_at: NULL, left_at: NULL, stay_hours: NULL, is_current: NULL} (tests/broken.yaml:12)
+      {stay_id: 1-3, patient_id: 1, stay_seq: 2, dept_code: ICU, dept_name: NULL, age_band: NULL, entered_at: NULL, left_at: NULL, stay_hours: NULL, is_current: NULL} (tests/test_broken.yaml:12)
     unexpected (produced, not expected):
       {stay_id: 1-2, patient_id: 1, stay_seq: 2, dept_code: ICU, dept_name: Intensive Care, age_band: adult, entered_at: 2026-01-02 10:30:00, left_at: NULL, stay_hours: 0.0, is_current: true}
 ";
@@ -112,7 +112,7 @@ test_moves_typo:
     query:
       rows: []
 ";
-    let p = hospital(&[("tests/bad.yaml", bad)]);
+    let p = hospital(&[("tests/test_bad.yaml", bad)]);
     efmesh(p.path())
         .arg("test")
         .assert()
@@ -122,7 +122,7 @@ test_moves_typo:
             predicate::str::contains(
                 "error[test-undeclared-column]: `raw.movements` has no column `moved_on`",
             )
-            .and(predicate::str::contains("tests/bad.yaml:7:11"))
+            .and(predicate::str::contains("tests/test_bad.yaml:7:11"))
             .and(predicate::str::contains("did you mean `moved_at`?"))
             .and(predicate::str::contains(
                 "add the column to the parent's `columns`",
@@ -142,7 +142,7 @@ test_moves_typo:
             &d["location"]["line"],
             &d["location"]["column"]
         ),
-        (&json!("tests/bad.yaml"), &json!(7), &json!(11))
+        (&json!("tests/test_bad.yaml"), &json!(7), &json!(11))
     );
 }
 
@@ -165,8 +165,8 @@ test_bad_var:
     query: []
 ";
     let p = hospital(&[
-        ("tests/bad.yaml", bad),
-        ("tests/z_syntax.yml", "test_x:\n  model: [med.moves\n"),
+        ("tests/test_bad.yaml", bad),
+        ("tests/test_z_syntax.yml", "test_x:\n  model: [med.moves\n"),
     ]);
     let out = efmesh(p.path()).args(["test", "--json"]).assert().code(2);
     let v = json(&out.get_output().stdout);
@@ -183,10 +183,10 @@ test_bad_var:
         })
         .collect();
     let want = [
-        ("test-unknown-model", "tests/bad.yaml", 2),
-        ("test-not-a-parent", "tests/bad.yaml", 7),
-        ("test-invalid-var", "tests/bad.yaml", 12),
-        ("test-yaml-syntax", "tests/z_syntax.yml", 3),
+        ("test-unknown-model", "tests/test_bad.yaml", 2),
+        ("test-not-a-parent", "tests/test_bad.yaml", 7),
+        ("test-invalid-var", "tests/test_bad.yaml", 12),
+        ("test-yaml-syntax", "tests/test_z_syntax.yml", 3),
     ];
     assert_eq!(
         got,
@@ -250,13 +250,13 @@ test_bad_value:
   outputs:
     query: []
 ";
-    let p = hospital(&[("tests/bad.yaml", bad)]);
+    let p = hospital(&[("tests/test_bad.yaml", bad)]);
     let out = efmesh(p.path())
         .args(["test", "test_bad_value"])
         .assert()
         .code(2);
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert!(stdout.starts_with("ERROR test_bad_value (tests/bad.yaml:1)\n    tests/bad.yaml:6:22: 'seven' is not a valid BIGINT for column `patient_id`"), "{stdout}");
+    assert!(stdout.starts_with("ERROR test_bad_value (tests/test_bad.yaml:1)\n    tests/test_bad.yaml:6:22: 'seven' is not a valid BIGINT for column `patient_id`"), "{stdout}");
     assert!(
         stdout.ends_with("0 passed, 0 failed, 1 errors\n"),
         "{stdout}"
@@ -273,7 +273,7 @@ fn external_parents_read_fixtures_not_their_source() {
             "MODEL (name med.per_dept, kind FULL);\nSELECT dept, count(*) AS n, min(moved_at) AS first_at\nFROM src.events GROUP BY dept",
         ),
         (
-            "tests/t.yaml",
+            "tests/test_t.yaml",
             "t:\n  model: med.per_dept\n  inputs:\n    src.events:\n      - {case_id: a, moved_at: 2026-01-01 10:00, dept: ER}\n      - {case_id: b, moved_at: 2026-01-01 09:00, dept: ER}\n      - {case_id: c, dept: ICU}\n  outputs:\n    query:\n      - {dept: ER, n: 2, first_at: 2026-01-01 09:00:00}\n      - {dept: ICU, n: 1}\n",
         ),
     ]);
@@ -293,7 +293,7 @@ fn parents_with_inferred_columns_take_untyped_fixtures() {
             "MODEL (name s.b, kind FULL);\nSELECT upper(label) AS label, id * 10 AS id10 FROM s.a",
         ),
         (
-            "tests/t.yaml",
+            "tests/test_t.yaml",
             "ok:\n  model: s.b\n  inputs:\n    s.a: [{id: 2, label: q}, {id: 3}]\n  outputs:\n    query: [{label: Q, id10: 20}, {id10: 30}]\ntypo:\n  model: s.b\n  inputs:\n    s.a: [{idd: 2}]\n  outputs:\n    query: []\n",
         ),
     ]);
@@ -302,7 +302,7 @@ fn parents_with_inferred_columns_take_untyped_fixtures() {
         .assert()
         .code(2)
         .stderr(
-            predicate::str::contains("tests/t.yaml:10:12").and(predicate::str::contains(
+            predicate::str::contains("tests/test_t.yaml:10:12").and(predicate::str::contains(
                 "its columns (inferred from its query): id, label",
             )),
         );
@@ -402,7 +402,7 @@ fails:
     let h = hospital(&[]);
     std::fs::remove_dir_all(h.path().join("tests")).unwrap();
     std::fs::create_dir_all(h.path().join("tests")).unwrap();
-    std::fs::write(h.path().join("tests/shape.yaml"), tests).unwrap();
+    std::fs::write(h.path().join("tests/test_shape.yaml"), tests).unwrap();
     let out = efmesh(h.path()).args(["test", "--json"]).assert().code(1);
     let v = json(&out.get_output().stdout);
     for t in v["tests"].as_array().unwrap() {
@@ -417,7 +417,7 @@ fn a_model_failing_on_its_fixtures_is_an_error_not_a_failure() {
         ("models/a.sql", "MODEL (name s.a, kind FULL, columns (label VARCHAR));\nSELECT 'x' AS label"),
         ("models/b.sql", "MODEL (name s.b, kind FULL);\nSELECT CAST(label AS INTEGER) AS n FROM s.a"),
         (
-            "tests/t.yaml",
+            "tests/test_t.yaml",
             "t:\n  model: s.b\n  inputs:\n    s.a: [{label: seven}]\n  outputs:\n    query: [{n: 7}]\n",
         ),
     ]);
@@ -442,10 +442,11 @@ fn a_model_failing_on_its_fixtures_is_an_error_not_a_failure() {
 
 #[test]
 fn a_project_without_tests_says_so() {
-    let p = project(&[EVENTS]);
+    // YAML files whose names do not start with `test` are fixtures, as in SQLMesh
+    let p = project(&[EVENTS, ("tests/fixtures/rows.yaml", "rows: [{id: 1}]\n")]);
     efmesh(p.path())
         .arg("test")
         .assert()
         .success()
-        .stdout("no tests found in tests/ (*.yaml, *.yml)\n0 passed, 0 failed\n");
+        .stdout("no tests found in tests/ (test*.yaml, test*.yml)\n0 passed, 0 failed\n");
 }

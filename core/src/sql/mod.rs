@@ -11,6 +11,7 @@ pub mod macro_lang;
 pub mod macros;
 pub mod references;
 pub mod render;
+pub mod unit_test;
 
 use crate::diagnostic::{Diagnostic, Problem};
 use crate::location::Location;

@@ -123,8 +123,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Run the unit tests in tests/*.yaml (SQLMesh's format): each model over fixture rows on
-    /// an in-memory DuckDB, its output compared with the expected rows. They run on DuckDB
+    /// Run the unit tests in tests/**/test*.yaml (SQLMesh's format): each model over fixture
+    /// rows on an in-memory DuckDB, its output (and CTEs) compared with the expected rows. They
+    /// run on DuckDB
     /// even when `[engine]` is PostgreSQL: no test ever touches the configured database.
     #[command(after_help = crate::testing::EXIT_CODES)]
     Test {

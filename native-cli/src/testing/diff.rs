@@ -98,6 +98,10 @@ pub struct RowDiff {
     pub unexpected: Vec<DiffRow>,
     /// Expected and produced rows paired by key whose other columns differ.
     pub mismatched: Vec<RowMismatch>,
+    /// The CTE of the model's query these rows are from (`outputs: ctes`); `None` for the
+    /// model's output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cte: Option<String>,
     /// The test file, to print `file:line` next to expected rows.
     #[serde(skip)]
     pub file: Option<String>,
@@ -120,6 +124,9 @@ impl RowDiff {
 
 impl fmt::Display for RowDiff {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(c) = &self.cte {
+            write!(f, "CTE `{c}`: ")?;
+        }
         if self.is_empty() {
             return writeln!(f, "{} row(s) as expected", self.actual_rows);
         }
@@ -334,15 +341,15 @@ mod tests {
         assert_eq!(d.missing.len(), 1);
         assert_eq!(d.missing[0].line, Some(7));
         assert_eq!(d.unexpected.len(), 1);
-        d.file = Some("tests/t.yaml".into());
+        d.file = Some("tests/test_t.yaml".into());
         let text = d.to_string();
         assert!(
-            text.contains("row id = 1 (tests/t.yaml:3) differs:"),
+            text.contains("row id = 1 (tests/test_t.yaml:3) differs:"),
             "{text}"
         );
         assert!(text.contains("x  expected a, got z"), "{text}");
         assert!(
-            text.contains("{id: 2, x: b, f: 1.0} (tests/t.yaml:7)"),
+            text.contains("{id: 2, x: b, f: 1.0} (tests/test_t.yaml:7)"),
             "{text}"
         );
         assert!(text.contains("{id: 3, x: NULL, f: NULL}"), "{text}");

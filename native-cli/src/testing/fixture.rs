@@ -31,6 +31,44 @@ impl Literal {
         }
     }
 
+    /// The literal a CSV cell holds, read as pandas' `read_csv` reads it (SQLMesh's CSV
+    /// fixtures go through it): its missing-value markers are NULL, numbers and booleans are
+    /// typed, anything else is text.
+    pub(crate) fn from_csv(cell: &str) -> Literal {
+        const NA: &[&str] = &[
+            "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+            "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
+        ];
+        if NA.contains(&cell) {
+            return Literal::Null;
+        }
+        match cell {
+            "True" | "TRUE" | "true" => return Literal::Bool(true),
+            "False" | "FALSE" | "false" => return Literal::Bool(false),
+            _ => {}
+        }
+        let numeric = cell.parse::<f64>().is_ok_and(f64::is_finite)
+            && cell
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b));
+        if numeric {
+            let t = cell.strip_prefix('+').unwrap_or(cell);
+            // SQL wants a digit on each side of the point
+            let t = match t.strip_prefix('.') {
+                Some(rest) => format!("0.{rest}"),
+                None => match t.strip_prefix("-.") {
+                    Some(rest) => format!("-0.{rest}"),
+                    None => t.to_string(),
+                },
+            };
+            return Literal::Number(match t.strip_suffix('.') {
+                Some(int) => format!("{int}.0"),
+                None => t,
+            });
+        }
+        Literal::Text(cell.to_string())
+    }
+
     /// The literal a JSON value holds (rows given through the Rust API).
     pub(crate) fn from_json(v: &serde_json::Value) -> Literal {
         use serde_json::Value as J;
@@ -103,6 +141,37 @@ pub(crate) fn relation(columns: &[(String, Option<String>)], rows: &[Vec<Literal
         values.join(", "),
         names.join(", ")
     )
+}
+
+/// A query's rows fitted to `columns` (name, type when known): each column read from the query
+/// (`returned` is what it returns) and cast to its type, or NULL when the query leaves it out,
+/// then the query's other columns as they are. With no columns known, the query as it is.
+pub(crate) fn fitted(
+    sql: &str,
+    returned: &[String],
+    columns: &[(String, Option<String>)],
+) -> String {
+    const Q: &str = "__efmesh_query";
+    if columns.is_empty() {
+        return format!("SELECT * FROM ({sql}) AS {Q}");
+    }
+    let mut items = vec![];
+    for (c, ty) in columns {
+        let value = match returned.iter().find(|r| r.eq_ignore_ascii_case(c)) {
+            Some(r) => format!("{Q}.{}", ident(r)),
+            None => "NULL".into(),
+        };
+        items.push(match ty {
+            Some(t) => format!("CAST({value} AS {t}) AS {}", ident(c)),
+            None => format!("{value} AS {}", ident(c)),
+        });
+    }
+    for r in returned {
+        if !columns.iter().any(|(c, _)| c.eq_ignore_ascii_case(r)) {
+            items.push(format!("{Q}.{}", ident(r)));
+        }
+    }
+    format!("SELECT {} FROM ({sql}) AS {Q}", items.join(", "))
 }
 
 #[cfg(test)]

@@ -38,8 +38,10 @@ use crate::engine::{Engine, EngineError};
 use crate::Efmesh;
 use chrono::NaiveDateTime;
 use efmesh_core::model::Kind;
+use efmesh_core::model::ParseEnv;
 use efmesh_core::model_sql::{render_model, RelationTarget};
-use efmesh_core::project::Project;
+use efmesh_core::project::{Project, ProjectSources};
+use efmesh_core::sql::ModelQuery;
 use efmesh_core::Location;
 use fixture::Literal;
 use serde::ser::SerializeStruct;
@@ -47,10 +49,11 @@ use serde::{Serialize, Serializer};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::Path;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The directory, relative to the project root, whose `*.yaml` / `*.yml` files (searched
-/// recursively, as SQLMesh does) hold unit tests.
+/// The directory, relative to the project root, whose `test*.yaml` / `test*.yml` files
+/// (searched recursively, as SQLMesh does) hold unit tests.
 pub const TESTS_DIR: &str = "tests";
 
 /// A span in a test file: 1-based line and column, and its length in characters.
@@ -81,6 +84,23 @@ pub(crate) struct Row {
 pub(crate) struct Input {
     pub(crate) name: String,
     pub(crate) rows: Vec<Row>,
+    /// `query:` instead of rows: SQL whose result is the parent's rows.
+    pub(crate) query: Option<String>,
+    /// `columns:`: the parent's column types for this test, over its declared ones.
+    pub(crate) columns: Vec<(String, String)>,
+    pub(crate) pos: Option<Pos>,
+}
+
+/// What a relation of the test must hold: the model's output, or one of its CTEs.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Expected {
+    /// The expected rows.
+    pub(crate) rows: Vec<Row>,
+    /// `query:` instead of rows: SQL whose result is the expected rows.
+    pub(crate) query: Option<String>,
+    /// Compare only the columns the rows (or the query) name.
+    pub(crate) partial: bool,
+    /// Where it was written.
     pub(crate) pos: Option<Pos>,
 }
 
@@ -95,10 +115,17 @@ pub struct TestCase {
     pub(crate) model: String,
     pub(crate) description: Option<String>,
     pub(crate) inputs: Vec<Input>,
-    pub(crate) expected: Vec<Row>,
-    pub(crate) partial: bool,
+    /// What the model must return; `None` for a test of its CTEs only.
+    pub(crate) output: Option<Expected>,
+    /// What CTEs of the model's query must return, by name as written (`outputs: ctes`).
+    pub(crate) ctes: Vec<(String, Expected)>,
     pub(crate) start: Option<String>,
     pub(crate) end: Option<String>,
+    /// `vars: execution_time`: what `@execution_ds` & co. and the SQL clock (`CURRENT_DATE`,
+    /// `now()`) read.
+    pub(crate) execution_time: Option<String>,
+    /// The other `vars`: the project's variables as this test sets them.
+    pub(crate) variables: Vec<(String, serde_json::Value, Option<Pos>)>,
     /// The test file, project-relative (tests read from YAML only).
     pub(crate) file: Option<String>,
     /// The test's name in its file.
@@ -106,6 +133,7 @@ pub struct TestCase {
     pub(crate) model_pos: Option<Pos>,
     pub(crate) start_pos: Option<Pos>,
     pub(crate) end_pos: Option<Pos>,
+    pub(crate) execution_pos: Option<Pos>,
     /// A problem found while building the case (a row that is not an object).
     pub(crate) invalid: Option<TestProblem>,
 }
@@ -119,15 +147,18 @@ impl TestCase {
             model: model.into(),
             description: None,
             inputs: vec![],
-            expected: vec![],
-            partial: false,
+            output: Some(Expected::default()),
+            ctes: vec![],
             start: None,
             end: None,
+            execution_time: None,
+            variables: vec![],
             file: None,
             pos: None,
             model_pos: None,
             start_pos: None,
             end_pos: None,
+            execution_pos: None,
             invalid: None,
         }
     }
@@ -176,6 +207,21 @@ impl TestCase {
         self.inputs.push(Input {
             name,
             rows,
+            query: None,
+            columns: vec![],
+            pos: None,
+        });
+        self
+    }
+
+    /// Rows for parent `parent` given as a query (`inputs: parent: query:` in YAML), for
+    /// fixtures easier to compute than to list. Columns the query does not return are NULL.
+    pub fn input_query(mut self, parent: impl Into<String>, sql: impl Into<String>) -> TestCase {
+        self.inputs.push(Input {
+            name: parent.into(),
+            rows: vec![],
+            query: Some(sql.into()),
+            columns: vec![],
             pos: None,
         });
         self
@@ -184,14 +230,56 @@ impl TestCase {
     /// The rows the model must return, in any order (`outputs: query: rows:` in YAML).
     pub fn expect(mut self, rows: impl IntoIterator<Item = serde_json::Value>) -> TestCase {
         let rows = self.rows("the expected output", rows);
-        self.expected.extend(rows);
+        self.output
+            .get_or_insert_with(Expected::default)
+            .rows
+            .extend(rows);
+        self
+    }
+
+    /// The rows CTE `cte` of the model's query must return (`outputs: ctes: cte: rows:`).
+    pub fn expect_cte(
+        mut self,
+        cte: impl Into<String>,
+        rows: impl IntoIterator<Item = serde_json::Value>,
+    ) -> TestCase {
+        let cte = cte.into();
+        let rows = self.rows(&format!("CTE `{cte}`"), rows);
+        self.ctes.push((
+            cte,
+            Expected {
+                rows,
+                ..Expected::default()
+            },
+        ));
         self
     }
 
     /// Compare only the columns the expected rows name (`partial: true`); by default every
     /// output column is compared and a column an expected row leaves out is expected NULL.
+    /// It applies to the model's output and to every CTE expectation.
     pub fn partial(mut self, partial: bool) -> TestCase {
-        self.partial = partial;
+        if let Some(o) = &mut self.output {
+            o.partial = partial;
+        }
+        for (_, c) in &mut self.ctes {
+            c.partial = partial;
+        }
+        self
+    }
+
+    /// The execution time (`vars: execution_time:`): what `@execution_ds` & co. bind to, and
+    /// what `CURRENT_DATE`, `CURRENT_TIMESTAMP` and `now()` return in the model.
+    pub fn execution_time(mut self, at: impl Into<String>) -> TestCase {
+        self.execution_time = Some(at.into());
+        self
+    }
+
+    /// Set a project variable for this test only (`vars: name: value`), as `@name` and
+    /// `@VAR('name')` read it.
+    pub fn var(mut self, name: impl Into<String>, value: serde_json::Value) -> TestCase {
+        self.variables
+            .push((name.into().to_ascii_lowercase(), value, None));
         self
     }
 
@@ -300,6 +388,44 @@ pub enum TestProblem {
         key: String,
         /// What to write instead.
         instead: &'static str,
+    },
+    /// Two ways of giving the same rows, e.g. `query` and `rows`.
+    #[error("{what} gives both `{first}` and `{second}`")]
+    Conflict {
+        /// Which relation (`input `x``, `the expected output`).
+        what: String,
+        /// The key that is used.
+        first: &'static str,
+        /// The key that conflicts with it.
+        second: &'static str,
+    },
+    /// CSV rows that cannot be read.
+    #[error("the CSV rows of {what} cannot be read: {message}")]
+    Csv {
+        /// Which relation.
+        what: String,
+        /// The CSV reader's explanation.
+        message: String,
+    },
+    /// A `path:` fixture file that cannot be read.
+    #[error("cannot read fixture file `{path}`: {message}")]
+    FixtureFile {
+        /// The path as written.
+        path: String,
+        /// Why.
+        message: String,
+    },
+    /// `outputs: ctes` names a CTE the model's query does not define.
+    #[error("`{model}` has no CTE `{cte}`")]
+    UnknownCte {
+        /// The tested model.
+        model: String,
+        /// The CTE as written.
+        cte: String,
+        /// The CTEs its query defines, in order.
+        ctes: Vec<String>,
+        /// The closest CTE name, when one is near enough to be a likely typo.
+        suggestion: Option<String>,
     },
     /// A required key is missing, e.g. a test without `model`.
     #[error("{context} has no `{key}`")]
@@ -445,6 +571,10 @@ impl TestProblem {
             TestProblem::UnknownKey { .. } => "test-unknown-key",
             TestProblem::Unsupported { .. } => "test-unsupported",
             TestProblem::MissingKey { .. } => "test-missing-key",
+            TestProblem::Conflict { .. } => "test-conflict",
+            TestProblem::Csv { .. } => "test-csv",
+            TestProblem::FixtureFile { .. } => "test-fixture-file",
+            TestProblem::UnknownCte { .. } => "test-unknown-cte",
             TestProblem::DuplicateTest { .. } => "test-duplicate",
             TestProblem::UnknownModel { .. } => "test-unknown-model",
             TestProblem::NoQuery { .. } => "test-no-query",
@@ -484,8 +614,13 @@ impl TestProblem {
             TestProblem::UndeclaredColumn { columns, inferred: false, suggestion, .. } => Some(format!("{}its declared columns: {}; fix the name, or add the column to the parent's `columns`", maybe(suggestion), columns.join(", "))),
             TestProblem::UndeclaredColumn { columns, inferred: true, suggestion, .. } => Some(format!("{}its columns (inferred from its query): {}; fix the name, or declare `columns` in the parent's MODEL block", maybe(suggestion), columns.join(", "))),
             TestProblem::UnknownOutputColumn { returned, suggestion, .. } => Some(format!("{}the model returns: {}", maybe(suggestion), returned.join(", "))),
-            TestProblem::UnknownVar { .. } => Some("efmesh binds `start` and `end` (the interval @start, @end, @start_ds & co. refer to); remove the others".into()),
-            TestProblem::InvalidVar { .. } => Some("write a UTC date or timestamp, e.g. 2026-01-01 or 2026-01-01T10:00:00Z; `end` is exclusive and after `start`".into()),
+            TestProblem::UnknownVar { .. } => Some("time macros follow `start`, `end` (the interval @start_ds & co. refer to) and `execution_time` (@execution_ds & co.); set those instead".into()),
+            TestProblem::InvalidVar { .. } => Some("write a UTC date or timestamp, e.g. 2026-01-01 or 2026-01-01T10:00:00Z; `end` is after `start`".into()),
+            TestProblem::Conflict { first, second, .. } => Some(format!("keep `{first}` or `{second}`, not both")),
+            TestProblem::Csv { .. } => Some("write a header line, then one line per row, every line with the header's number of fields".into()),
+            TestProblem::FixtureFile { .. } => Some("`path` is relative to the project root and names a YAML file of rows, or a CSV file with `format: csv`".into()),
+            TestProblem::UnknownCte { ctes, suggestion, .. } if ctes.is_empty() => Some(format!("{}the model's query has no WITH clause", maybe(suggestion))),
+            TestProblem::UnknownCte { ctes, suggestion, .. } => Some(format!("{}its CTEs: {}", maybe(suggestion), ctes.join(", "))),
             TestProblem::BadValue { .. } => Some("write the value as the column's type reads it from text (e.g. `2026-01-01 08:00:00` for a TIMESTAMP)".into()),
             TestProblem::NoSuchTest { suggestion, .. } => Some(format!("{}pass test names, or model names to run all of a model's tests", maybe(suggestion))),
             TestProblem::Engine { .. } => Some("check the fixture values against the parents' column types; `efmesh render` shows the model's SQL".into()),
@@ -562,8 +697,10 @@ pub struct TestOutcome {
     pub file: Option<String>,
     /// The line of the test's name in its file.
     pub line: Option<u64>,
-    /// What differs; empty when the test passed.
+    /// What differs in the model's output; empty when it matched (or is not checked).
     pub diff: RowDiff,
+    /// What differs in each CTE the test checks, in the order written.
+    pub ctes: Vec<RowDiff>,
     /// How long rendering, running and comparing took.
     pub duration: Duration,
 }
@@ -571,7 +708,14 @@ pub struct TestOutcome {
 impl TestOutcome {
     /// Whether the model returned exactly the expected rows.
     pub fn passed(&self) -> bool {
-        self.diff.is_empty()
+        self.diff.is_empty() && self.ctes.iter().all(RowDiff::is_empty)
+    }
+
+    /// Every comparison that failed: the output's, then the CTEs'.
+    fn failures(&self) -> impl Iterator<Item = &RowDiff> {
+        std::iter::once(&self.diff)
+            .chain(&self.ctes)
+            .filter(|d| !d.is_empty())
     }
 }
 
@@ -586,8 +730,10 @@ impl fmt::Display for TestOutcome {
             (Some(file), None) => writeln!(f, " ({file})")?,
             _ => writeln!(f, " (model {})", self.model)?,
         }
-        for line in self.diff.to_string().lines() {
-            writeln!(f, "    {line}")?;
+        for d in self.failures() {
+            for line in d.to_string().lines() {
+                writeln!(f, "    {line}")?;
+            }
         }
         Ok(())
     }
@@ -622,8 +768,11 @@ pub struct TestReport {
     pub status: TestStatus,
     /// Wall time of the test in milliseconds.
     pub duration_ms: f64,
-    /// What differs, when the test failed.
+    /// What differs in the model's output, when the test failed there.
     pub diff: Option<RowDiff>,
+    /// What differs in CTEs the test checks (`outputs: ctes`), each naming its CTE.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cte_diffs: Vec<RowDiff>,
     /// Why it could not run, when its status is `error`.
     pub error: Option<TestError>,
 }
@@ -639,7 +788,8 @@ pub struct TestSuite {
     pub files: BTreeMap<String, String>,
 }
 
-/// Read every test file under `root/tests/` (`*.yaml`, `*.yml`, recursively, in path order).
+/// Read every test file under `root/tests/` (`test*.yaml`, `test*.yml`, recursively, in path
+/// order).
 ///
 /// Malformed parts of a file are reported in [`TestSuite::errors`] with their position; the
 /// tests that could be read are returned anyway, so every problem can be shown at once.
@@ -655,11 +805,11 @@ pub fn load_tests(root: &Path) -> Result<TestSuite, crate::Error> {
             path: e.path().map(Path::to_path_buf).unwrap_or(dir.clone()),
             message: e.to_string(),
         })?;
-        let is_yaml = matches!(
-            entry.path().extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml")
-        );
-        if entry.file_type().is_file() && is_yaml {
+        // SQLMesh's rule, `test*.yaml` / `test*.yml`: fixture files (`path:`) may sit beside them
+        let is_test = entry.file_name().to_str().is_some_and(|n| {
+            n.starts_with("test") && (n.ends_with(".yaml") || n.ends_with(".yml"))
+        });
+        if entry.file_type().is_file() && is_test {
             paths.push(entry.into_path());
         }
     }
@@ -688,7 +838,7 @@ pub fn load_tests(root: &Path) -> Result<TestSuite, crate::Error> {
                 continue;
             }
         };
-        let (cases, errors) = file::read(&rel, &text);
+        let (cases, errors) = file::read(Some(root), &rel, &text);
         suite.errors.extend(errors);
         for case in cases {
             let here = case
@@ -753,10 +903,27 @@ pub fn select<'a>(cases: &'a [TestCase], names: &[String]) -> Result<Vec<&'a Tes
 struct Prepared<'a> {
     case: &'a TestCase,
     model: usize,
-    /// The model over its fixtures: `WITH <fixtures> SELECT * FROM (<model>)`.
-    sql: String,
+    /// The parents' fixtures, each a CTE of every query the test runs.
+    fixtures: Vec<Fixture>,
+    /// The model's rendered query over the fixtures (clock frozen at `execution_time`).
+    query: String,
+    /// The CTEs the test checks: the expectation and the CTE's query.
+    ctes: Vec<(&'a str, &'a Expected, String)>,
     /// Every typed fixture value, to find the culprit when the engine refuses the SQL.
     values: Vec<TypedValue>,
+}
+
+/// A parent's fixture: rows as SQL, or a query whose columns are fitted to the parent's once
+/// the engine says what it returns.
+enum Fixture {
+    /// `name AS (sql)`.
+    Rows { name: String, sql: String },
+    /// `inputs: parent: query:`; `columns` are the parent's (empty when unknown).
+    Query {
+        name: String,
+        sql: String,
+        columns: Columns,
+    },
 }
 
 /// A fixture value with the type it is cast to and where it was written.
@@ -824,8 +991,88 @@ fn instant(
         .transpose()
 }
 
+/// The project's files, read again for tests that set variables (`vars: name: value`): the
+/// tested model's file is parsed anew with them, as SQLMesh renders a test's model with its
+/// variables. Read at most once per run, and only when such a test runs.
+struct Sources<'p> {
+    root: &'p Path,
+    read: OnceLock<Result<(ProjectSources, ParseEnv), String>>,
+}
+
+impl<'p> Sources<'p> {
+    fn new(root: &'p Path) -> Sources<'p> {
+        Sources {
+            root,
+            read: OnceLock::new(),
+        }
+    }
+
+    /// Model `i`'s query parsed with `case`'s variables; `None` when the test sets none.
+    fn query_with(
+        &self,
+        project: &Project,
+        i: usize,
+        case: &TestCase,
+    ) -> Result<Option<ModelQuery>, TestError> {
+        let Some((_, _, first)) = case.variables.first() else {
+            return Ok(None);
+        };
+        let m = &project.models[i];
+        let fail = |message: String| {
+            case.error(
+                TestProblem::Render {
+                    model: m.name.clone(),
+                    message,
+                },
+                *first,
+            )
+        };
+        let loaded =
+            self.read
+                .get_or_init(|| match crate::workspace::read::read_sources(self.root) {
+                    Ok(Ok((_, sources))) => {
+                        let (env, _) = efmesh_core::project::macros::parse_env(&sources);
+                        Ok((sources, env))
+                    }
+                    Ok(Err((diagnostics, _))) => Err(diagnostics
+                        .first()
+                        .map(|d| d.to_string())
+                        .unwrap_or_else(|| "the project's config does not load".into())),
+                    Err(e) => Err(e.to_string()),
+                });
+        let (sources, env) = loaded.as_ref().map_err(|e| fail(e.clone()))?;
+        let Some(src) = sources.models.iter().find(|s| s.path == m.file) else {
+            return Err(fail(format!(
+                "its file `{}` is not among the project's model files, so it cannot be parsed with the test's variables",
+                m.file
+            )));
+        };
+        let mut env = env.clone();
+        for (name, value, _) in &case.variables {
+            env.macros.variables.insert(
+                name.clone(),
+                efmesh_core::project::macros::value_of_json(value),
+            );
+        }
+        let (model, diagnostics) = efmesh_core::model::parse_model_file(
+            &src.path,
+            &src.text,
+            project.config.dialect(),
+            &env,
+        );
+        if let Some(d) = diagnostics.iter().find(|d| d.is_error()) {
+            return Err(fail(format!("with the test's variables: {d}")));
+        }
+        Ok(model.and_then(|m| m.query))
+    }
+}
+
 /// Check a test against the project and render its SQL; every problem found is returned.
-fn prepare<'a>(project: &Project, case: &'a TestCase) -> Result<Prepared<'a>, Vec<TestError>> {
+fn prepare<'a>(
+    project: &Project,
+    sources: &Sources,
+    case: &'a TestCase,
+) -> Result<Prepared<'a>, Vec<TestError>> {
     let mut errors = vec![];
     if let Some(p) = &case.invalid {
         errors.push(case.error(p.clone(), None));
@@ -895,7 +1142,7 @@ fn prepare<'a>(project: &Project, case: &'a TestCase) -> Result<Prepared<'a>, Ve
         }
     }
     let mut map = HashMap::new();
-    let mut ctes = vec![];
+    let mut fixtures = vec![];
     let mut values = vec![];
     for &p in &allowed {
         let parent = &project.models[p];
@@ -904,7 +1151,18 @@ fn prepare<'a>(project: &Project, case: &'a TestCase) -> Result<Prepared<'a>, Ve
             continue; // inlined, reading its own parents' fixtures
         }
         let rows: &[Row] = input.map(|i| i.rows.as_slice()).unwrap_or_default();
-        let columns: Columns = match parent_columns(project, p) {
+        let mut known = parent_columns(project, p);
+        // `columns:` in the test types the parent's columns (and adds any it lacks)
+        if let Some(typed) = input.map(|i| &i.columns).filter(|c| !c.is_empty()) {
+            let (cols, _) = known.get_or_insert_with(|| (vec![], false));
+            for (c, ty) in typed {
+                match cols.iter_mut().find(|(n, _)| n == c) {
+                    Some(col) => col.1 = Some(ty.clone()),
+                    None => cols.push((c.clone(), Some(ty.clone()))),
+                }
+            }
+        }
+        let columns: Columns = match known {
             Some((cols, inferred)) => {
                 for cell in rows.iter().flat_map(|r| &r.cells) {
                     if !cols.iter().any(|(c, _)| *c == cell.column) {
@@ -937,6 +1195,12 @@ fn prepare<'a>(project: &Project, case: &'a TestCase) -> Result<Prepared<'a>, Ve
                 cols
             }
         };
+        let name = format!("__efmesh_fixture_{}", fixtures.len());
+        map.insert(parent.name.clone(), name.clone());
+        if let Some(sql) = input.and_then(|i| i.query.clone()) {
+            fixtures.push(Fixture::Query { name, sql, columns });
+            continue;
+        }
         let literals: Vec<Vec<Literal>> = rows
             .iter()
             .map(|r| {
@@ -957,24 +1221,46 @@ fn prepare<'a>(project: &Project, case: &'a TestCase) -> Result<Prepared<'a>, Ve
                     .collect()
             })
             .collect();
-        let cte = format!("__efmesh_fixture_{}", ctes.len());
-        ctes.push(format!(
-            "{cte} AS ({})",
-            fixture::relation(&columns, &literals)
-        ));
-        map.insert(parent.name.clone(), cte);
+        fixtures.push(Fixture::Rows {
+            sql: fixture::relation(&columns, &literals),
+            name,
+        });
     }
     let start = instant(case, "start", &case.start, case.start_pos);
     let end = instant(case, "end", &case.end, case.end_pos);
-    let (start, end) = match (start, end) {
-        (Ok(s), Ok(e)) => {
-            let start = s.or_else(|| project.history_start(i)).unwrap_or_else(|| {
-                crate::util::clock::now()
-                    .date_naive()
-                    .and_hms_opt(0, 0, 0)
-                    .expect("midnight exists")
+    let execution = instant(
+        case,
+        "execution_time",
+        &case.execution_time,
+        case.execution_pos,
+    );
+    let sqlmesh = project.config.sqlmesh_gateway.is_some();
+    let (start, end, execution) = match (start, end, execution) {
+        (Ok(s), Ok(e), Ok(x)) => {
+            let start = s
+                .or_else(|| {
+                    // SQLMesh renders a test without `start` at the epoch; an efmesh project
+                    // starts where the model's history does
+                    if sqlmesh {
+                        Some(chrono::DateTime::UNIX_EPOCH.naive_utc())
+                    } else {
+                        project.history_start(i)
+                    }
+                })
+                .unwrap_or_else(|| {
+                    crate::util::clock::now()
+                        .date_naive()
+                        .and_hms_opt(0, 0, 0)
+                        .expect("midnight exists")
+                });
+            let end = e.unwrap_or_else(|| {
+                if sqlmesh && s.is_none() {
+                    // SQLMesh's default interval is the epoch's whole day
+                    start + chrono::Duration::days(1)
+                } else {
+                    start + m.interval_unit().step()
+                }
             });
-            let end = e.unwrap_or_else(|| start + m.interval_unit().step());
             if end <= start {
                 errors.push(case.error(
                     TestProblem::InvalidVar {
@@ -984,47 +1270,80 @@ fn prepare<'a>(project: &Project, case: &'a TestCase) -> Result<Prepared<'a>, Ve
                     case.end_pos.or(case.start_pos),
                 ));
             }
-            (start, end)
+            (start, end, x)
         }
-        (s, e) => {
+        (s, e, x) => {
             errors.extend(s.err());
             errors.extend(e.err());
+            errors.extend(x.err());
+            return Err(errors);
+        }
+    };
+    let reparsed = match sources.query_with(project, i, case) {
+        Ok(q) => q,
+        Err(e) => {
+            errors.push(e);
             return Err(errors);
         }
     };
     if !errors.is_empty() {
         return Err(errors);
     }
-    let model_sql = render_model(
-        project,
-        i,
-        &RelationTarget::Fixtures(map),
+    let times = efmesh_core::time::MacroTimes {
+        start,
+        end,
         // as in SQLMesh, a test without `execution_time` runs at the current time
-        &efmesh_core::time::MacroTimes {
-            start,
-            end,
-            execution: crate::util::clock::now().naive_utc(),
-        },
-        false,
-    )
-    .map_err(|e| {
+        execution: execution.unwrap_or_else(|| crate::util::clock::now().naive_utc()),
+    };
+    let target = RelationTarget::Fixtures(map);
+    let rendered = match &reparsed {
+        Some(q) => efmesh_core::model_sql::render_query(project, q, &target, &times, false),
+        None => render_model(project, i, &target, &times, false),
+    };
+    let render_error = |message: String| {
         vec![case.error(
             TestProblem::Render {
                 model: m.name.clone(),
-                message: e.to_string(),
+                message,
             },
             case.model_pos,
         )]
-    })?;
-    let with = if ctes.is_empty() {
-        String::new()
-    } else {
-        format!("WITH {} ", ctes.join(", "))
     };
+    let mut query = rendered.map_err(|e| render_error(e.to_string()))?;
+    let mut ctes = vec![];
+    if execution.is_some() || !case.ctes.is_empty() {
+        let t =
+            efmesh_core::sql::unit_test::test_queries(&query, project.config.dialect(), execution)
+                .map_err(render_error)?;
+        query = t.query;
+        let names: Vec<String> = t.ctes.iter().map(|(n, _)| n.clone()).collect();
+        for (cte, expected) in &case.ctes {
+            match t.ctes.iter().find(|(n, _)| *n == normalize(cte)) {
+                Some((_, sql)) => ctes.push((cte.as_str(), expected, sql.clone())),
+                None => errors.push(case.error(
+                    TestProblem::UnknownCte {
+                        model: m.name.clone(),
+                        cte: cte.clone(),
+                        suggestion: efmesh_core::suggest::closest(
+                            &normalize(cte),
+                            names.iter().map(String::as_str),
+                        ),
+                        ctes: names.clone(),
+                    },
+                    expected.pos,
+                )),
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
     Ok(Prepared {
         case,
         model: i,
-        sql: format!("{with}SELECT * FROM ({model_sql}) AS __efmesh_model_output"),
+        fixtures,
+        query,
+        ctes,
         values,
     })
 }
@@ -1064,7 +1383,7 @@ fn find_bad_value<'v>(
 }
 
 /// Run a prepared test on `engine` (an in-memory DuckDB, opened here when `None`) and compare
-/// its rows.
+/// the model's rows, and each checked CTE's, with the expected ones.
 ///
 /// Tests create nothing in the database (fixtures are CTEs of the one query), so one database
 /// can serve many tests in turn without any of them seeing another's data; opening one per
@@ -1074,158 +1393,273 @@ fn execute(
     scratch: &dyn crate::engine::EngineFactory,
     engine: &mut Option<Box<dyn Engine + Send>>,
     p: &Prepared,
-) -> Result<RowDiff, TestError> {
+) -> Result<(RowDiff, Vec<RowDiff>), TestError> {
     let case = p.case;
     let m = &project.models[p.model];
-    let engine_error = |e: EngineError| {
-        let message = match e {
-            // DuckDB quotes the failing SQL after `LINE n:`: the fixture CTEs, too long to help
-            EngineError::Statement { message, .. } => match message.split_once("\nLINE ") {
-                Some((head, _)) => head.trim_end().to_string(),
-                None => message,
-            },
-            other => other.to_string(),
-        };
-        case.error(
-            TestProblem::Engine {
-                model: m.name.clone(),
-                message,
-            },
-            None,
-        )
-    };
     let engine = match engine {
         Some(e) => e,
-        None => engine.insert(scratch.open().map_err(engine_error)?),
+        None => engine.insert(scratch.open().map_err(|e| engine_error(case, &m.name, e))?),
     };
-    let context = format!("testing {}", m.name);
-    let ran = engine
-        .describe(&p.sql)
-        .and_then(|cols| Ok((cols, engine.query(&context, &p.sql, None)?)));
-    let (described, actual) = match ran {
-        Ok(r) => r,
-        Err(e) => {
-            return Err(match find_bad_value(engine.as_mut(), &p.values) {
-                Some((problem, pos)) => case.error(problem, pos),
-                None => engine_error(e),
-            })
-        }
-    };
-    let output: Vec<String> = described.iter().map(|(n, _)| n.clone()).collect();
-    let find = |c: &str| {
-        output
-            .iter()
-            .position(|o| o == c)
-            .or_else(|| output.iter().position(|o| o.eq_ignore_ascii_case(c)))
-    };
-    // which output columns are compared, and every expected key resolved to one
-    let mut named = BTreeSet::new();
-    for cell in case.expected.iter().flat_map(|r| &r.cells) {
-        match find(&cell.column) {
-            Some(k) => {
-                named.insert(k);
-            }
-            None => {
-                return Err(case.error(
-                    TestProblem::UnknownOutputColumn {
-                        model: m.name.clone(),
-                        column: cell.column.clone(),
-                        suggestion: efmesh_core::suggest::closest(
-                            &cell.column,
-                            output.iter().map(String::as_str),
-                        ),
-                        returned: output.clone(),
-                    },
-                    cell.pos,
-                ))
+    let mut with = vec![];
+    for f in &p.fixtures {
+        match f {
+            Fixture::Rows { name, sql } => with.push(format!("{name} AS ({sql})")),
+            Fixture::Query { name, sql, columns } => {
+                let returned: Vec<String> = engine
+                    .describe(sql)
+                    .map_err(|e| engine_error(case, &m.name, e))?
+                    .into_iter()
+                    .map(|(n, _)| n)
+                    .collect();
+                with.push(format!(
+                    "{name} AS ({})",
+                    fixture::fitted(sql, &returned, columns)
+                ));
             }
         }
     }
-    // `partial` with no column named (expecting no rows) compares whole rows
-    let compared: Vec<usize> = if case.partial && !named.is_empty() {
-        named.into_iter().collect()
+    let with = if with.is_empty() {
+        String::new()
     } else {
-        (0..output.len()).collect()
+        format!("WITH {} ", with.join(", "))
     };
-    let columns: Columns = compared
-        .iter()
-        .map(|&k| (described[k].0.clone(), Some(described[k].1.clone())))
-        .collect();
-    let literals: Vec<Vec<Literal>> = case
-        .expected
-        .iter()
-        .map(|r| {
-            compared
+    let mut run = Run {
+        engine: engine.as_mut(),
+        case,
+        model: m,
+        values: &p.values,
+    };
+    let output = match &case.output {
+        Some(e) => run.compare(
+            &format!("{with}SELECT * FROM ({}) AS __efmesh_model_output", p.query),
+            e,
+            None,
+        )?,
+        None => RowDiff::default(),
+    };
+    let mut ctes = vec![];
+    for (name, e, sql) in &p.ctes {
+        let mut d = run.compare(
+            &format!("{with}SELECT * FROM ({sql}) AS __efmesh_cte"),
+            e,
+            Some(name),
+        )?;
+        d.cte = Some(name.to_string());
+        ctes.push(d);
+    }
+    Ok((output, ctes))
+}
+
+/// A test's failure in the engine as a [`TestError`].
+fn engine_error(case: &TestCase, model: &str, e: EngineError) -> TestError {
+    let message = match e {
+        // DuckDB quotes the failing SQL after `LINE n:`: the fixture CTEs, too long to help
+        EngineError::Statement { message, .. } => match message.split_once("\nLINE ") {
+            Some((head, _)) => head.trim_end().to_string(),
+            None => message,
+        },
+        other => other.to_string(),
+    };
+    case.error(
+        TestProblem::Engine {
+            model: model.to_string(),
+            message,
+        },
+        None,
+    )
+}
+
+/// One test's queries on its engine.
+struct Run<'e> {
+    engine: &'e mut (dyn Engine + Send),
+    case: &'e TestCase,
+    model: &'e efmesh_core::model::Model,
+    values: &'e [TypedValue],
+}
+
+impl Run<'_> {
+    /// The engine's error, or the fixture value it could not cast when there is one.
+    fn failed(&mut self, e: EngineError, values: &[TypedValue]) -> TestError {
+        match find_bad_value(self.engine, values) {
+            Some((problem, pos)) => self.case.error(problem, pos),
+            None => engine_error(self.case, &self.model.name, e),
+        }
+    }
+
+    /// Run `sql` (the model's output or a CTE's, over the fixtures) and compare its rows with
+    /// `e`'s.
+    fn compare(
+        &mut self,
+        sql: &str,
+        e: &Expected,
+        cte: Option<&str>,
+    ) -> Result<RowDiff, TestError> {
+        let case = self.case;
+        let m = self.model;
+        let relation = match cte {
+            Some(c) => format!("{} (CTE `{c}`)", m.name),
+            None => m.name.clone(),
+        };
+        let context = format!("testing {relation}");
+        let ran = self
+            .engine
+            .describe(sql)
+            .and_then(|cols| Ok((cols, self.engine.query(&context, sql, None)?)));
+        let (described, actual) = match ran {
+            Ok(r) => r,
+            Err(err) => return Err(self.failed(err, self.values)),
+        };
+        let output: Vec<String> = described.iter().map(|(n, _)| n.clone()).collect();
+        let find = |c: &str| {
+            output
                 .iter()
-                .map(|&k| {
-                    r.cells
-                        .iter()
-                        .find(|c| find(&c.column) == Some(k))
-                        .map(|c| c.value.clone())
-                        .unwrap_or(Literal::Null)
-                })
-                .collect()
-        })
-        .collect();
-    let expected: Vec<Vec<Option<String>>> = if literals.is_empty() || columns.is_empty() {
-        vec![vec![]; literals.len()]
-    } else {
-        let sql = fixture::relation(&columns, &literals);
-        match engine.query("reading the expected rows", &sql, None) {
-            Ok(rows) => rows.rows,
-            Err(e) => {
-                let typed: Vec<TypedValue> = case
-                    .expected
-                    .iter()
-                    .flat_map(|r| &r.cells)
-                    .filter_map(|c| {
-                        let k = find(&c.column)?;
-                        Some(TypedValue {
-                            value: c.value.clone(),
-                            column: described[k].0.clone(),
-                            sql_type: described[k].1.clone(),
-                            pos: c.pos,
-                        })
-                    })
-                    .collect();
-                return Err(match find_bad_value(engine.as_mut(), &typed) {
-                    Some((problem, pos)) => case.error(problem, pos),
-                    None => engine_error(e),
-                });
+                .position(|o| o == c)
+                .or_else(|| output.iter().position(|o| o.eq_ignore_ascii_case(c)))
+        };
+        // the columns the expectation names: its rows' keys, or its query's columns
+        let named_columns: Vec<(String, Option<Pos>)> = match &e.query {
+            Some(q) => self
+                .engine
+                .describe(q)
+                .map_err(|err| engine_error(case, &relation, err))?
+                .into_iter()
+                .map(|(n, _)| (n, e.pos))
+                .collect(),
+            None => e
+                .rows
+                .iter()
+                .flat_map(|r| &r.cells)
+                .map(|c| (c.column.clone(), c.pos))
+                .collect(),
+        };
+        // which output columns are compared, and every expected key resolved to one
+        let mut named = BTreeSet::new();
+        for (column, pos) in &named_columns {
+            match find(column) {
+                Some(k) => {
+                    named.insert(k);
+                }
+                None => {
+                    return Err(case.error(
+                        TestProblem::UnknownOutputColumn {
+                            model: relation,
+                            column: column.clone(),
+                            suggestion: efmesh_core::suggest::closest(
+                                column,
+                                output.iter().map(String::as_str),
+                            ),
+                            returned: output.clone(),
+                        },
+                        *pos,
+                    ))
+                }
             }
         }
-    };
-    let actual: Vec<Vec<Option<String>>> = actual
-        .rows
-        .into_iter()
-        .map(|r| compared.iter().map(|&k| r[k].clone()).collect())
-        .collect();
-    let names: Vec<String> = columns.iter().map(|(n, _)| n.clone()).collect();
-    let grain: Option<Vec<usize>> = (!m.grain.is_empty())
-        .then(|| {
-            m.grain
-                .iter()
-                .map(|g| names.iter().position(|n| n.eq_ignore_ascii_case(g)))
-                .collect()
-        })
-        .flatten();
-    let key = grain.unwrap_or_else(|| if names.is_empty() { vec![] } else { vec![0] });
-    let comparison = diff::Comparison {
-        float: columns
+        // `partial` with no column named (expecting no rows) compares whole rows
+        let compared: Vec<usize> = if e.partial && !named.is_empty() {
+            named.into_iter().collect()
+        } else {
+            (0..output.len()).collect()
+        };
+        let columns: Columns = compared
             .iter()
-            .map(|(_, t)| t.as_deref().is_some_and(is_float))
-            .collect(),
-        columns: names,
-        key,
-    };
-    let expected: Vec<(Vec<Option<String>>, Option<u64>)> = expected
-        .into_iter()
-        .zip(&case.expected)
-        .map(|(v, r)| (v, r.pos.map(|p| p.line)))
-        .collect();
-    let mut d = comparison.compare(&expected, &actual);
-    d.file = case.file.clone();
-    Ok(d)
+            .map(|&k| (described[k].0.clone(), Some(described[k].1.clone())))
+            .collect();
+        let expected: Vec<(Vec<Option<String>>, Option<u64>)> = match &e.query {
+            Some(q) => {
+                let returned: Vec<String> = named_columns.iter().map(|(n, _)| n.clone()).collect();
+                let sql = fixture::fitted(q, &returned, &columns);
+                let rows = self
+                    .engine
+                    .query("reading the expected rows", &sql, None)
+                    .map_err(|err| engine_error(case, &relation, err))?
+                    .rows;
+                // the query's own columns come after the compared ones: drop them
+                rows.into_iter()
+                    .map(|mut r| {
+                        r.truncate(columns.len());
+                        (r, e.pos.map(|p| p.line))
+                    })
+                    .collect()
+            }
+            None => {
+                let literals: Vec<Vec<Literal>> = e
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        compared
+                            .iter()
+                            .map(|&k| {
+                                r.cells
+                                    .iter()
+                                    .find(|c| find(&c.column) == Some(k))
+                                    .map(|c| c.value.clone())
+                                    .unwrap_or(Literal::Null)
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let values: Vec<Vec<Option<String>>> = if literals.is_empty() || columns.is_empty()
+                {
+                    vec![vec![]; literals.len()]
+                } else {
+                    let sql = fixture::relation(&columns, &literals);
+                    match self.engine.query("reading the expected rows", &sql, None) {
+                        Ok(rows) => rows.rows,
+                        Err(err) => {
+                            let typed: Vec<TypedValue> = e
+                                .rows
+                                .iter()
+                                .flat_map(|r| &r.cells)
+                                .filter_map(|c| {
+                                    let k = find(&c.column)?;
+                                    Some(TypedValue {
+                                        value: c.value.clone(),
+                                        column: described[k].0.clone(),
+                                        sql_type: described[k].1.clone(),
+                                        pos: c.pos,
+                                    })
+                                })
+                                .collect();
+                            return Err(self.failed(err, &typed));
+                        }
+                    }
+                };
+                values
+                    .into_iter()
+                    .zip(&e.rows)
+                    .map(|(v, r)| (v, r.pos.map(|p| p.line)))
+                    .collect()
+            }
+        };
+        let actual: Vec<Vec<Option<String>>> = actual
+            .rows
+            .into_iter()
+            .map(|r| compared.iter().map(|&k| r[k].clone()).collect())
+            .collect();
+        let names: Vec<String> = columns.iter().map(|(n, _)| n.clone()).collect();
+        // the model's grain pairs its rows; a CTE's rows pair by their first column
+        let grain: Option<Vec<usize>> = (cte.is_none() && !m.grain.is_empty())
+            .then(|| {
+                m.grain
+                    .iter()
+                    .map(|g| names.iter().position(|n| n.eq_ignore_ascii_case(g)))
+                    .collect()
+            })
+            .flatten();
+        let key = grain.unwrap_or_else(|| if names.is_empty() { vec![] } else { vec![0] });
+        let comparison = diff::Comparison {
+            float: columns
+                .iter()
+                .map(|(_, t)| t.as_deref().is_some_and(is_float))
+                .collect(),
+            columns: names,
+            key,
+        };
+        let mut d = comparison.compare(&expected, &actual);
+        d.file = case.file.clone();
+        Ok(d)
+    }
 }
 
 /// Run one test: render model `case.model` over the fixture rows, run it on a fresh in-memory
@@ -1235,18 +1669,19 @@ fn execute(
 /// means it could not run: the test names something the project lacks, a value does not fit
 /// its column, or the model's SQL failed on the fixtures.
 pub fn test_model(project: &Efmesh, case: &TestCase) -> Result<TestOutcome, TestError> {
-    run_case(project, &mut None, case)
+    run_case(project, &Sources::new(project.root()), &mut None, case)
 }
 
 /// [`test_model`] on a given engine (`None`: open a fresh one and leave it there).
 fn run_case(
     project: &Efmesh,
+    sources: &Sources,
     engine: &mut Option<Box<dyn Engine + Send>>,
     case: &TestCase,
 ) -> Result<TestOutcome, TestError> {
     let started = Instant::now();
-    let prepared = prepare(project.project(), case).map_err(|mut e| e.remove(0))?;
-    let diff = execute(
+    let prepared = prepare(project.project(), sources, case).map_err(|mut e| e.remove(0))?;
+    let (diff, ctes) = execute(
         project.project(),
         project.backends().scratch.as_ref(),
         engine,
@@ -1258,6 +1693,7 @@ fn run_case(
         file: case.file.clone(),
         line: case.line(),
         diff,
+        ctes,
         duration: started.elapsed(),
     })
 }
@@ -1265,9 +1701,10 @@ fn run_case(
 /// Check every test against the project without running any: what `efmesh test` reports
 /// before it runs, so all mistakes in the test files show at once.
 pub fn check_tests(project: &Efmesh, cases: &[&TestCase]) -> Vec<TestError> {
+    let sources = Sources::new(project.root());
     cases
         .iter()
-        .filter_map(|c| prepare(project.project(), c).err())
+        .filter_map(|c| prepare(project.project(), &sources, c).err())
         .flatten()
         .collect()
 }
@@ -1281,6 +1718,7 @@ pub fn run_tests(project: &Efmesh, cases: &[&TestCase]) -> Vec<TestReport> {
         .unwrap_or(1)
         .min(cases.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let sources = &Sources::new(project.root());
     let mut reports: Vec<(usize, TestReport)> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
@@ -1290,7 +1728,7 @@ pub fn run_tests(project: &Efmesh, cases: &[&TestCase]) -> Vec<TestReport> {
                     loop {
                         let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(case) = cases.get(k) else { break };
-                        done.push((k, report(project, &mut engine, case)));
+                        done.push((k, report(project, sources, &mut engine, case)));
                     }
                     done
                 })
@@ -1308,11 +1746,12 @@ pub fn run_tests(project: &Efmesh, cases: &[&TestCase]) -> Vec<TestReport> {
 /// Run one test and turn its outcome into a report.
 fn report(
     project: &Efmesh,
+    sources: &Sources,
     engine: &mut Option<Box<dyn Engine + Send>>,
     case: &TestCase,
 ) -> TestReport {
     let started = Instant::now();
-    let result = run_case(project, engine, case);
+    let result = run_case(project, sources, engine, case);
     let mut r = TestReport {
         name: case.name.clone(),
         model: project
@@ -1325,13 +1764,15 @@ fn report(
         status: TestStatus::Passed,
         duration_ms: 0.0,
         diff: None,
+        cte_diffs: vec![],
         error: None,
     };
     match result {
         Ok(o) if o.passed() => {}
         Ok(o) => {
             r.status = TestStatus::Failed;
-            r.diff = Some(o.diff);
+            r.diff = (!o.diff.is_empty()).then_some(o.diff);
+            r.cte_diffs = o.ctes.into_iter().filter(|d| !d.is_empty()).collect();
         }
         Err(e) => {
             r.status = TestStatus::Error;
@@ -1430,7 +1871,7 @@ impl TestRun {
 impl fmt::Display for TestRun {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.tests.is_empty() && self.diagnostics.is_empty() {
-            writeln!(f, "no tests found in {TESTS_DIR}/ (*.yaml, *.yml)")?;
+            writeln!(f, "no tests found in {TESTS_DIR}/ (test*.yaml, test*.yml)")?;
         }
         for t in &self.tests {
             let at = match (&t.file, t.line) {
@@ -1441,14 +1882,10 @@ impl fmt::Display for TestRun {
                 TestStatus::Passed => writeln!(f, "PASS {}", t.name)?,
                 TestStatus::Failed => {
                     writeln!(f, "FAIL {}{at}", t.name)?;
-                    for line in t
-                        .diff
-                        .as_ref()
-                        .map(|d| d.to_string())
-                        .unwrap_or_default()
-                        .lines()
-                    {
-                        writeln!(f, "    {line}")?;
+                    for d in t.diff.iter().chain(&t.cte_diffs) {
+                        for line in d.to_string().lines() {
+                            writeln!(f, "    {line}")?;
+                        }
                     }
                 }
                 TestStatus::Error => {
