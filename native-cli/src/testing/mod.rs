@@ -1292,8 +1292,15 @@ fn prepare<'a>(
     let times = efmesh_core::time::MacroTimes {
         start,
         end,
-        // as in SQLMesh, a test without `execution_time` runs at the current time
-        execution: execution.unwrap_or_else(|| crate::util::clock::now().naive_utc()),
+        // SQLMesh renders a test without `execution_time` at the epoch; an efmesh project's
+        // runs at the current time
+        execution: execution.unwrap_or_else(|| {
+            if sqlmesh {
+                chrono::DateTime::UNIX_EPOCH.naive_utc()
+            } else {
+                crate::util::clock::now().naive_utc()
+            }
+        }),
     };
     let target = RelationTarget::Fixtures(map);
     let rendered = match &reparsed {
