@@ -3,8 +3,8 @@
 //! (`sqlmesh plan --auto-apply` on the same directory, then the tables read with DuckDB); the
 //! fixtures are `tests/sqlmesh-init` (what `sqlmesh init duckdb` writes, unchanged) and
 //! `tests/sqlmesh-macros` (variables, `@DEF`, `@EACH`, `@{}` names, `@GENERATE_SURROGATE_KEY`,
-//! `@SAFE_ADD`, `@REDUCE`, `@AND`, a model without `kind`, and an audit defined in a model
-//! file). `tests/sqlmesh-tests` holds YAML tests that SQLMesh 0.236.4's `sqlmesh test` passes
+//! `@SAFE_ADD`, `@REDUCE`, `@AND`, `@PIVOT`, `@DEDUPLICATE`, `@DATE_SPINE`,
+//! `@HAVERSINE_DISTANCE`, a model without `kind`, and an audit defined in a model file). `tests/sqlmesh-tests` holds YAML tests that SQLMesh 0.236.4's `sqlmesh test` passes
 //! (CTE outputs, CSV and query fixtures, a fixture file, `execution_time` and variables).
 
 mod common;
@@ -143,6 +143,12 @@ fn variables_and_the_macro_language_build_what_sqlmesh_builds() {
             "SELECT * FROM mart.big_sales ORDER BY ALL"
         ),
         ["eu,30.0", "us,12.5"]
+    );
+    // @DEDUPLICATE, @DATE_SPINE, @PIVOT and @HAVERSINE_DISTANCE, as SQLMesh built them:
+    // (3, 2026-01-03, 1, 1, 1, 30.0, 877.959)
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM mart.shaped"),
+        ["3,2026-01-03,1,1,1,30.0,877.959"]
     );
     // a model without `kind` is a VIEW, as in SQLMesh
     let plan = efmesh(p.path())

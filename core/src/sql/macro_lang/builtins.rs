@@ -9,20 +9,7 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
 /// SQLMesh's macros that efmesh does not expand yet, with what to write instead.
 const NOT_YET: &[(&str, &str)] = &[
     ("star", "list the columns (or use `*`/`* EXCLUDE (...)`)"),
-    (
-        "pivot",
-        "write the `CASE WHEN` aggregates, or DuckDB's `PIVOT`",
-    ),
     ("union", "write the `UNION ALL` of the tables"),
-    (
-        "deduplicate",
-        "write `QUALIFY row_number() OVER (PARTITION BY ... ORDER BY ...) = 1`",
-    ),
-    (
-        "date_spine",
-        "write `SELECT range AS d FROM range(DATE 'a', DATE 'b', INTERVAL 1 DAY)`",
-    ),
-    ("haversine_distance", "write the formula out"),
     ("resolve_template", "name the table directly"),
     (
         "blueprint_var",
@@ -379,6 +366,9 @@ pub(super) fn call(
             Ok(Value::Sql(t))
         }
         _ => {
+            if let Some(v) = super::query_macros::call(x, name, lname, call, &list) {
+                return v;
+            }
             if let Some((_, instead)) = NOT_YET.iter().find(|(n, _)| *n == lname) {
                 return Err(x.error(
                     name,
@@ -388,6 +378,7 @@ pub(super) fn call(
                 ));
             }
             let mut known: Vec<&str> = BUILTINS.to_vec();
+            known.extend(super::query_macros::NAMES);
             known.extend(x.env.macros.keys().map(String::as_str));
             known.extend(
                 x.locals

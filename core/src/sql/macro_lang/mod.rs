@@ -1,7 +1,8 @@
 //! SQLMesh's SQL macro language, expanded on the tokens of a model's query before it is parsed:
 //! `@DEF` definitions, variables (`@name`, `@VAR('name')`, `@{name}` inside identifiers),
 //! functions (`@EACH`, `@IF`, `@REDUCE`, `@FILTER`, `@SQL`, `@AND`, `@OR`, `@EVAL`,
-//! `@SAFE_ADD`, `@SAFE_SUB`, `@SAFE_DIV`, `@GENERATE_SURROGATE_KEY`), clause macros
+//! `@SAFE_ADD`, `@SAFE_SUB`, `@SAFE_DIV`, `@GENERATE_SURROGATE_KEY`, and in [`query_macros`]
+//! `@PIVOT`, `@DEDUPLICATE`, `@DATE_SPINE`, `@HAVERSINE_DISTANCE`), clause macros
 //! (`@WHERE(cond) ...` and its siblings) and the project's own macros (`@DEF(name, (a, b) ->
 //! ...)` in `macros/*.sql`).
 //!
@@ -19,6 +20,7 @@
 mod args;
 mod builtins;
 mod condition;
+mod query_macros;
 
 use crate::diagnostic::{Diagnostic, Problem};
 use crate::location::Location;

@@ -223,3 +223,54 @@ fn an_unknown_bare_variable_is_left_for_the_time_macro_check() {
     // fold_macros reports it with the time macros as candidates
     assert_eq!(x("SELECT @start_dss"), "SELECT @start_dss");
 }
+
+/// The SQL SQLMesh 0.236.4's MacroEvaluator writes for the same calls (DuckDB dialect),
+/// recorded from `MacroEvaluator(dialect="duckdb").transform(parse_one(sql)).sql("duckdb")`.
+#[test]
+fn query_macros_write_what_sqlmesh_writes() {
+    assert_eq!(
+        x("SELECT date_day, @PIVOT(status, ['cancelled', 'completed']) FROM rides GROUP BY 1"),
+        "SELECT date_day, SUM(CASE WHEN status = 'cancelled' THEN 1 ELSE 0 END) AS \"cancelled\", SUM(CASE WHEN status = 'completed' THEN 1 ELSE 0 END) AS \"completed\" FROM rides GROUP BY 1"
+    );
+    assert_eq!(
+        x("SELECT @PIVOT(a, [1, 2], alias := FALSE)"),
+        "SELECT SUM(CASE WHEN a = 1 THEN 1 ELSE 0 END), SUM(CASE WHEN a = 2 THEN 1 ELSE 0 END)"
+    );
+    assert_eq!(
+        x("SELECT @PIVOT(a, ['v'], then_value := tv, suffix := '_sfx', quote := FALSE, agg := 'MAX', cmp := '>=')"),
+        "SELECT MAX(CASE WHEN a >= 'v' THEN tv ELSE 0 END) AS v_sfx"
+    );
+    assert_eq!(
+        x("@DEDUPLICATE(demo.t, [id, cast(ts as date)], ['ts desc nulls last', 'x'])"),
+        "SELECT * FROM demo.t QUALIFY ROW_NUMBER() OVER (PARTITION BY id, cast(ts as date) ORDER BY ts desc nulls last, x) = 1"
+    );
+    assert_eq!(
+        x("SELECT * FROM (@DATE_SPINE('week', '2024-01-01', '2024-01-31')) AS s"),
+        "SELECT * FROM (SELECT date_week FROM UNNEST(CAST(GENERATE_SERIES(CAST('2024-01-01' AS DATE), CAST('2024-01-31' AS DATE), INTERVAL '1' WEEK) AS DATE[])) AS _exploded(date_week)) AS s"
+    );
+    assert_eq!(
+        x("@DATE_SPINE('month', start_col, end_col)"),
+        "SELECT date_month FROM UNNEST(CAST(GENERATE_SERIES(start_col, end_col, INTERVAL '1' MONTH) AS DATE[])) AS _exploded(date_month)"
+    );
+    assert_eq!(
+        x("SELECT @HAVERSINE_DISTANCE(a.lat, a.lon, b.lat, b.lon, 'km') AS d"),
+        "SELECT 7922 * ASIN(SQRT((POWER(SIN(RADIANS((b.lat - a.lat) / 2)), 2)) + (COS(RADIANS(a.lat)) * COS(RADIANS(b.lat)) * POWER(SIN(RADIANS((b.lon - a.lon) / 2)), 2)))) * 1.60934 AS d"
+    );
+}
+
+#[test]
+fn query_macros_refuse_bad_arguments_by_name() {
+    assert!(
+        err("SELECT @PIVOT(a)").contains("missing its argument `values`"),
+        "{}",
+        err("SELECT @PIVOT(a)")
+    );
+    assert!(err("SELECT @PIVOT(a, [1], agg := 'SUM(x')").contains("aggregate function"));
+    assert!(
+        err("@DATE_SPINE('hour', '2024-01-01', '2024-01-02')").contains("invalid datepart 'hour'")
+    );
+    assert!(err("@DATE_SPINE('day', '2024-02-01', '2024-01-02')").contains("is after end_date"));
+    assert!(err("@DEDUPLICATE(t, [id], [ts])").contains("list of strings"));
+    assert!(err("SELECT @HAVERSINE_DISTANCE(1, 2, 3, 4, 'ly')").contains("invalid unit 'ly'"));
+    assert!(err("SELECT @PIVOT(a, [1], colour := 1)").contains("has no argument `colour`"));
+}

@@ -1,0 +1,383 @@
+//! SQLMesh's built-in macros that write whole projections, queries or formulas from their
+//! arguments alone: `@PIVOT`, `@DEDUPLICATE`, `@DATE_SPINE` and `@HAVERSINE_DISTANCE`. Each
+//! writes the DuckDB SQL SQLMesh 0.236 writes for the same call (recorded in the tests below),
+//! so a model's rows are the same under both tools.
+
+use super::args::Arg;
+use super::{Expander, Value};
+use crate::diagnostic::Diagnostic;
+use sqlparser::tokenizer::{Token, TokenWithSpan};
+
+/// The macros of this module, for "did you mean".
+pub(super) const NAMES: &[&str] = &["pivot", "deduplicate", "date_spine", "haversine_distance"];
+
+/// Call `lname` when it is one of this module's macros.
+pub(super) fn call(
+    x: &mut Expander<'_>,
+    name: &str,
+    lname: &str,
+    call: &[TokenWithSpan],
+    list: &[Arg],
+) -> Option<Result<Value, Diagnostic>> {
+    let r = match lname {
+        "pivot" => pivot(x, name, call, list),
+        "deduplicate" => deduplicate(x, name, call, list),
+        "date_spine" => date_spine(x, name, call, list),
+        "haversine_distance" => haversine(x, name, call, list),
+        _ => return None,
+    };
+    Some(r)
+}
+
+/// Arguments bound to a macro's parameters, positionally or by `name := value`.
+struct Bound<'a> {
+    args: Vec<Option<&'a Arg>>,
+}
+
+impl<'a> Bound<'a> {
+    fn get(&self, k: usize) -> Option<&'a Arg> {
+        self.args[k]
+    }
+}
+
+/// Bind `list` to `params`, the first `required` of which must be given.
+fn bind<'a>(
+    x: &Expander<'_>,
+    name: &str,
+    call: &[TokenWithSpan],
+    list: &'a [Arg],
+    params: &[&str],
+    required: usize,
+) -> Result<Bound<'a>, Diagnostic> {
+    let usage = format!("its parameters: {}", params.join(", "));
+    let mut args: Vec<Option<&Arg>> = vec![None; params.len()];
+    let mut next = 0;
+    for a in list {
+        let slot = match &a.name {
+            Some(n) => params
+                .iter()
+                .position(|p| p.eq_ignore_ascii_case(n))
+                .ok_or_else(|| {
+                    x.error(
+                        name,
+                        &a.tokens,
+                        format!("has no argument `{n}`"),
+                        usage.clone(),
+                    )
+                })?,
+            None => {
+                next += 1;
+                next - 1
+            }
+        };
+        if slot >= params.len() {
+            return Err(x.error(
+                name,
+                call,
+                format!("takes at most {} argument(s)", params.len()),
+                usage,
+            ));
+        }
+        args[slot] = Some(a);
+    }
+    if let Some(missing) = args[..required].iter().position(Option::is_none) {
+        return Err(x.error(
+            name,
+            call,
+            format!("is missing its argument `{}`", params[missing]),
+            usage,
+        ));
+    }
+    Ok(Bound { args })
+}
+
+/// A value as SQL text.
+fn text(v: &Value) -> String {
+    let mut t = vec![];
+    super::render_into(v, &mut t);
+    t.iter().map(Token::to_string).collect()
+}
+
+/// A value's name, as SQLMesh's `expression.name`: a literal's contents, an identifier's text.
+fn name_of(v: &Value) -> String {
+    match v {
+        Value::Str(s) | Value::Num(s) => s.clone(),
+        other => super::ident_text(other),
+    }
+}
+
+/// The value of an optional argument, or `default`.
+fn value_or(x: &mut Expander<'_>, arg: Option<&Arg>, default: Value) -> Result<Value, Diagnostic> {
+    match arg {
+        Some(a) => x.value_of(&a.tokens),
+        None => Ok(default),
+    }
+}
+
+/// A boolean argument.
+fn flag(
+    x: &mut Expander<'_>,
+    name: &str,
+    arg: Option<&Arg>,
+    default: bool,
+) -> Result<bool, Diagnostic> {
+    match arg {
+        None => Ok(default),
+        Some(a) => match x.value_of(&a.tokens)? {
+            Value::Bool(b) => Ok(b),
+            _ => Err(x.error(
+                name,
+                &a.tokens,
+                "expects TRUE or FALSE".into(),
+                "write the argument as TRUE or FALSE".into(),
+            )),
+        },
+    }
+}
+
+/// A list argument's items (a single value is a list of one).
+fn items(x: &mut Expander<'_>, a: &Arg) -> Result<Vec<Value>, Diagnostic> {
+    Ok(match x.value_of(&a.tokens)? {
+        Value::List(l) => l,
+        other => vec![other],
+    })
+}
+
+/// Tokens of generated SQL, at the call's place.
+fn tokens(
+    x: &Expander<'_>,
+    name: &str,
+    call: &[TokenWithSpan],
+    sql: &str,
+) -> Result<Value, Diagnostic> {
+    let t = crate::sql::tokenize(x.file, sql, crate::sql::Dialect::DuckDb).map_err(|_| {
+        x.error(
+            name,
+            call,
+            format!("writes SQL that does not tokenize: {sql}"),
+            "check the macro's arguments".into(),
+        )
+    })?;
+    Ok(Value::Sql(t.into_iter().map(|t| t.token).collect()))
+}
+
+/// `@PIVOT(column, values, alias, agg, cmp, prefix, suffix, then_value, else_value, quote,
+/// distinct)`: one aggregate of a `CASE WHEN` per value.
+fn pivot(
+    x: &mut Expander<'_>,
+    name: &str,
+    call: &[TokenWithSpan],
+    list: &[Arg],
+) -> Result<Value, Diagnostic> {
+    const P: &[&str] = &[
+        "column",
+        "values",
+        "alias",
+        "agg",
+        "cmp",
+        "prefix",
+        "suffix",
+        "then_value",
+        "else_value",
+        "quote",
+        "distinct",
+    ];
+    let b = bind(x, name, call, list, P, 2)?;
+    let column = text(&x.value_of(&b.get(0).expect("bound").tokens)?);
+    let values = items(x, b.get(1).expect("bound"))?;
+    let alias = flag(x, name, b.get(2), true)?;
+    let agg = name_of(&value_or(x, b.get(3), Value::Str("SUM".into()))?);
+    let cmp = name_of(&value_or(x, b.get(4), Value::Str("=".into()))?);
+    let prefix = name_of(&value_or(x, b.get(5), Value::Str(String::new()))?);
+    let suffix = name_of(&value_or(x, b.get(6), Value::Str(String::new()))?);
+    let then_value = text(&value_or(x, b.get(7), Value::Num("1".into()))?);
+    let else_value = text(&value_or(x, b.get(8), Value::Num("0".into()))?);
+    let quote = flag(x, name, b.get(9), true)?;
+    let distinct = flag(x, name, b.get(10), false)?;
+    if !crate::naming::plain_ident(&agg) {
+        return Err(x.error(
+            name,
+            call,
+            format!("`agg` must name an aggregate function, not `{agg}`"),
+            "write `agg := 'SUM'`".into(),
+        ));
+    }
+    let mut parts = vec![];
+    for v in &values {
+        let mut p = format!(
+            "{agg}({}CASE WHEN {column} {cmp} {} THEN {then_value} ELSE {else_value} END)",
+            if distinct { "DISTINCT " } else { "" },
+            text(v)
+        );
+        if alias {
+            let a = format!("{prefix}{}{suffix}", name_of(v));
+            p.push_str(" AS ");
+            p.push_str(&if quote { crate::quote::ident(&a) } else { a });
+        }
+        parts.push(p);
+    }
+    tokens(x, name, call, &parts.join(", "))
+}
+
+/// `@DEDUPLICATE(relation, partition_by, order_by)`: the relation's first row per partition.
+fn deduplicate(
+    x: &mut Expander<'_>,
+    name: &str,
+    call: &[TokenWithSpan],
+    list: &[Arg],
+) -> Result<Value, Diagnostic> {
+    let b = bind(
+        x,
+        name,
+        call,
+        list,
+        &["relation", "partition_by", "order_by"],
+        3,
+    )?;
+    let relation = text(&x.value_of(&b.get(0).expect("bound").tokens)?);
+    let partition: Vec<String> = items(x, b.get(1).expect("bound"))?
+        .iter()
+        .map(text)
+        .collect();
+    let mut order = vec![];
+    for v in items(x, b.get(2).expect("bound"))? {
+        match v {
+            Value::Str(s) => order.push(s),
+            _ => {
+                return Err(x.error(
+                    name,
+                    call,
+                    "order_by must be a list of strings".into(),
+                    "write `['<column> <asc|desc> nulls <first|last>']`".into(),
+                ))
+            }
+        }
+    }
+    if partition.is_empty() || order.is_empty() {
+        return Err(x.error(
+            name,
+            call,
+            "needs at least one partition column and one order".into(),
+            "write `@DEDUPLICATE(table, [id], ['updated_at DESC'])`".into(),
+        ));
+    }
+    tokens(
+        x,
+        name,
+        call,
+        &format!(
+            "SELECT * FROM {relation} QUALIFY ROW_NUMBER() OVER (PARTITION BY {} ORDER BY {}) = 1",
+            partition.join(", "),
+            order.join(", ")
+        ),
+    )
+}
+
+/// `@DATE_SPINE(datepart, start_date, end_date)`: one row per date part, both ends included.
+fn date_spine(
+    x: &mut Expander<'_>,
+    name: &str,
+    call: &[TokenWithSpan],
+    list: &[Arg],
+) -> Result<Value, Diagnostic> {
+    let b = bind(
+        x,
+        name,
+        call,
+        list,
+        &["datepart", "start_date", "end_date"],
+        3,
+    )?;
+    let part = name_of(&x.value_of(&b.get(0).expect("bound").tokens)?).to_ascii_lowercase();
+    if !["day", "week", "month", "quarter", "year"].contains(&part.as_str()) {
+        return Err(x.error(
+            name,
+            call,
+            format!("invalid datepart '{part}'"),
+            "write 'day', 'week', 'month', 'quarter' or 'year'".into(),
+        ));
+    }
+    let start = x.value_of(&b.get(1).expect("bound").tokens)?;
+    let end = x.value_of(&b.get(2).expect("bound").tokens)?;
+    let (start, end) = match (&start, &end) {
+        (Value::Str(s), Value::Str(e)) => {
+            let parse = |d: &str| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d");
+            match (parse(s), parse(e)) {
+                (Ok(a), Ok(z)) if a <= z => (
+                    format!("CAST({} AS DATE)", crate::quote::literal(s)),
+                    format!("CAST({} AS DATE)", crate::quote::literal(e)),
+                ),
+                (Ok(_), Ok(_)) => {
+                    return Err(x.error(
+                        name,
+                        call,
+                        format!("start_date '{s}' is after end_date '{e}'"),
+                        "swap the dates".into(),
+                    ))
+                }
+                _ => {
+                    return Err(x.error(
+                        name,
+                        call,
+                        "start_date and end_date must be dates written YYYY-MM-DD".into(),
+                        "write `@DATE_SPINE('day', '2024-01-01', '2024-01-31')`".into(),
+                    ))
+                }
+            }
+        }
+        _ => (text(&start), text(&end)),
+    };
+    let unit = part.to_ascii_uppercase();
+    tokens(
+        x,
+        name,
+        call,
+        &format!(
+            "SELECT date_{part} FROM UNNEST(CAST(GENERATE_SERIES({start}, {end}, INTERVAL '1' {unit}) AS DATE[])) AS _exploded(date_{part})"
+        ),
+    )
+}
+
+/// `@HAVERSINE_DISTANCE(lat1, lon1, lat2, lon2, unit)`: the great-circle distance in miles
+/// (`'mi'`) or kilometres (`'km'`), on SQLMesh's earth radius.
+fn haversine(
+    x: &mut Expander<'_>,
+    name: &str,
+    call: &[TokenWithSpan],
+    list: &[Arg],
+) -> Result<Value, Diagnostic> {
+    let b = bind(
+        x,
+        name,
+        call,
+        list,
+        &["lat1", "lon1", "lat2", "lon2", "unit"],
+        4,
+    )?;
+    let mut p = vec![];
+    for k in 0..4 {
+        let v = x.value_of(&b.get(k).expect("bound").tokens)?;
+        p.push(text(&v));
+    }
+    let rate = match name_of(&value_or(x, b.get(4), Value::Str("mi".into()))?).as_str() {
+        "mi" => "1.0",
+        "km" => "1.60934",
+        other => {
+            return Err(x.error(
+                name,
+                call,
+                format!("invalid unit '{other}'"),
+                "write 'mi' or 'km'".into(),
+            ))
+        }
+    };
+    let [lat1, lon1, lat2, lon2] = [&p[0], &p[1], &p[2], &p[3]];
+    tokens(
+        x,
+        name,
+        call,
+        &format!(
+            "7922 * ASIN(SQRT((POWER(SIN(RADIANS(({lat2} - {lat1}) / 2)), 2)) + (COS(RADIANS({lat1})) * COS(RADIANS({lat2})) * POWER(SIN(RADIANS(({lon2} - {lon1}) / 2)), 2)))) * {rate}"
+        ),
+    )
+}
