@@ -3,7 +3,7 @@
 //! (`sqlmesh plan --auto-apply` on the same directory, then the tables read with DuckDB); the
 //! fixtures are `tests/sqlmesh-init` (what `sqlmesh init duckdb` writes, unchanged) and
 //! `tests/sqlmesh-macros` (variables, `@DEF`, `@EACH`, `@{}` names, `@GENERATE_SURROGATE_KEY`,
-//! `@SAFE_ADD`, `@REDUCE`, `@AND`, `@PIVOT`, `@DEDUPLICATE`, `@DATE_SPINE`,
+//! `@SAFE_ADD`, `@REDUCE`, `@AND`, `@STAR`, `@PIVOT`, `@DEDUPLICATE`, `@DATE_SPINE`,
 //! `@HAVERSINE_DISTANCE`, a model without `kind`, and an audit defined in a model file). `tests/sqlmesh-tests` holds YAML tests that SQLMesh 0.236.4's `sqlmesh test` passes
 //! (CTE outputs, CSV and query fixtures, a fixture file, `execution_time` and variables).
 
@@ -149,6 +149,19 @@ fn variables_and_the_macro_language_build_what_sqlmesh_builds() {
     assert_eq!(
         rows(p.path(), "prod", "SELECT * FROM mart.shaped"),
         ["3,2026-01-03,1,1,1,30.0,877.959"]
+    );
+    // @STAR, and @STAR over a model that uses @STAR, as SQLMesh built them
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM mart.starred ORDER BY ALL"),
+        ["eu,10.0", "eu,60.0", "jp,198.0", "us,25.0"]
+    );
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT sale_region_2, doubled_2 FROM mart.starred_again ORDER BY ALL"
+        ),
+        ["eu,60.0", "jp,198.0", "us,25.0"]
     );
     // a model without `kind` is a VIEW, as in SQLMesh
     let plan = efmesh(p.path())

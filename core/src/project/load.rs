@@ -23,7 +23,7 @@ pub fn load_parsed(
 ) -> Loaded {
     let mut diags: Vec<Diagnostic> = sources.config_diagnostics.clone();
     let (models, failed_files) = collect_models(sources, parsed, &mut diags);
-    let (models, index) = unique_names(models, &mut diags);
+    let (mut models, index) = unique_names(models, &mut diags);
     // what this build of efmesh cannot do is refused here, never halfway through an apply
     diags.extend(crate::support::check(&sources.config, &models));
     let audits = named_audits(sources, &models, &mut diags);
@@ -40,7 +40,8 @@ pub fn load_parsed(
             };
         }
     };
-    let columns = check_columns(&models, &dag, &index, &seeds.headers, &mut diags);
+    let star = Star::new(sources);
+    let columns = check_columns(&mut models, &dag, &index, &seeds.headers, &star, &mut diags);
     let fingerprints = fingerprints(&models, &dag, &seeds.hashes);
 
     diagnostic::sort(&mut diags);
@@ -321,14 +322,16 @@ fn build_dag(parents: Vec<Vec<usize>>, models: &[Model]) -> Result<Dag, Diagnost
 /// Phase 7: columns in topological order, so parents are known before children: unknown
 /// columns, the declared output contract, inferred outputs, and key columns.
 fn check_columns(
-    models: &[Model],
+    models: &mut [Model],
     dag: &Dag,
     index: &HashMap<String, usize>,
     seed_headers: &[Option<Vec<String>>],
+    star: &Star,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Option<Vec<String>>> {
     let mut cols: Vec<Option<Vec<String>>> = vec![None; models.len()];
     for &i in dag.topological_order() {
+        star.expand(models, i, dag, &cols, diags);
         let m = &models[i];
         let declared: Option<Vec<String>> = m
             .columns
@@ -487,4 +490,99 @@ fn check_key_columns(m: &Model, out: &[String], diags: &mut Vec<Diagnostic>) {
             ));
         }
     }
+}
+
+/// SQLMesh's `@STAR` writes a parent's columns, which are known only in this phase: a file
+/// that uses it is parsed first with `table.*` standing in (references and the DAG need only
+/// its `FROM`), then parsed again here, in topological order, once its parents' columns are
+/// settled, so a `@STAR` over a model that itself uses `@STAR` sees the renamed columns.
+/// Projects without `@STAR` pay one scan of their files' text.
+struct Star<'s> {
+    sources: &'s ProjectSources,
+    /// The files that mention `@STAR`, and what model files are parsed with (`None`: none do).
+    files: std::collections::BTreeSet<&'s str>,
+    env: Option<crate::model::ParseEnv>,
+}
+
+impl<'s> Star<'s> {
+    fn new(sources: &'s ProjectSources) -> Star<'s> {
+        let files: std::collections::BTreeSet<&str> = sources
+            .models
+            .iter()
+            .filter(|src| mentions_star(&src.text))
+            .map(|src| src.path.as_str())
+            .collect();
+        let env = (!files.is_empty()).then(|| super::macros::parse_env(sources).0);
+        Star {
+            sources,
+            files,
+            env,
+        }
+    }
+
+    /// Parse model `i` again with its parents' columns, when its file uses `@STAR`.
+    fn expand(
+        &self,
+        models: &mut [Model],
+        i: usize,
+        dag: &Dag,
+        cols: &[Option<Vec<String>>],
+        diags: &mut Vec<Diagnostic>,
+    ) {
+        let Some(env) = &self.env else { return };
+        if !self.files.contains(models[i].file.as_str()) {
+            return;
+        }
+        let Some(src) = self
+            .sources
+            .models
+            .iter()
+            .find(|s| s.path == models[i].file)
+        else {
+            return;
+        };
+        let mut env = env.clone();
+        env.macros.relations = Some(
+            dag.parents(i)
+                .iter()
+                .filter_map(|&p| {
+                    let parent = &models[p];
+                    let columns: Vec<(String, Option<String>)> = match &parent.columns {
+                        Some(declared) => declared
+                            .iter()
+                            .map(|c| (c.name.clone(), Some(c.sql_type.clone())))
+                            .collect(),
+                        None => cols[p]
+                            .as_ref()?
+                            .iter()
+                            .map(|c| (c.clone(), None))
+                            .collect(),
+                    };
+                    Some((parent.name.to_ascii_lowercase(), columns))
+                })
+                .collect(),
+        );
+        let (again, found) = crate::model::parse_model_file(
+            &src.path,
+            &src.text,
+            self.sources.config.dialect(),
+            &env,
+        );
+        for d in found {
+            if !diags.contains(&d) {
+                diags.push(d);
+            }
+        }
+        if let Some(again) = again {
+            models[i].query = again.query;
+        }
+    }
+}
+
+/// Whether a model file may call `@STAR` (a cheap scan; a mention in a comment only costs a
+/// second parse).
+fn mentions_star(text: &str) -> bool {
+    text.as_bytes()
+        .windows(5)
+        .any(|w| w.eq_ignore_ascii_case(b"@star"))
 }

@@ -2,7 +2,7 @@
 //! `@DEF` definitions, variables (`@name`, `@VAR('name')`, `@{name}` inside identifiers),
 //! functions (`@EACH`, `@IF`, `@REDUCE`, `@FILTER`, `@SQL`, `@AND`, `@OR`, `@EVAL`,
 //! `@SAFE_ADD`, `@SAFE_SUB`, `@SAFE_DIV`, `@GENERATE_SURROGATE_KEY`, and in [`query_macros`]
-//! `@PIVOT`, `@DEDUPLICATE`, `@DATE_SPINE`, `@HAVERSINE_DISTANCE`), clause macros
+//! `@STAR`, `@PIVOT`, `@DEDUPLICATE`, `@DATE_SPINE`, `@HAVERSINE_DISTANCE`), clause macros
 //! (`@WHERE(cond) ...` and its siblings) and the project's own macros (`@DEF(name, (a, b) ->
 //! ...)` in `macros/*.sql`).
 //!
@@ -70,6 +70,10 @@ pub struct MacroEnv {
     pub variables: BTreeMap<String, Value>,
     /// The project's macros: `@DEF(name, (a, b) -> body)` statements in `macros/*.sql`.
     pub macros: BTreeMap<String, Lambda>,
+    /// The columns of each model (lower-cased `schema.table`), with their declared types when
+    /// known, for `@STAR`. `None` while the project's columns are not known yet: `@STAR` then
+    /// stands in as `table.*`, and the loader parses the files that use it again once they are.
+    pub relations: Option<BTreeMap<String, Vec<(String, Option<String>)>>>,
 }
 
 impl MacroEnv {

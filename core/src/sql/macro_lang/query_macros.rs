@@ -1,7 +1,7 @@
-//! SQLMesh's built-in macros that write whole projections, queries or formulas from their
-//! arguments alone: `@PIVOT`, `@DEDUPLICATE`, `@DATE_SPINE` and `@HAVERSINE_DISTANCE`. Each
-//! writes the DuckDB SQL SQLMesh 0.236 writes for the same call (recorded in the tests below),
-//! so a model's rows are the same under both tools.
+//! SQLMesh's built-in macros that write whole projections, queries or formulas: `@STAR` (from a
+//! parent's columns), `@PIVOT`, `@DEDUPLICATE`, `@DATE_SPINE` and `@HAVERSINE_DISTANCE`. Each
+//! writes the DuckDB SQL SQLMesh 0.236 writes for the same call (recorded in the tests), so a
+//! model's rows are the same under both tools.
 
 use super::args::Arg;
 use super::{Expander, Value};
@@ -9,7 +9,13 @@ use crate::diagnostic::Diagnostic;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
 /// The macros of this module, for "did you mean".
-pub(super) const NAMES: &[&str] = &["pivot", "deduplicate", "date_spine", "haversine_distance"];
+pub(super) const NAMES: &[&str] = &[
+    "star",
+    "pivot",
+    "deduplicate",
+    "date_spine",
+    "haversine_distance",
+];
 
 /// Call `lname` when it is one of this module's macros.
 pub(super) fn call(
@@ -20,6 +26,7 @@ pub(super) fn call(
     list: &[Arg],
 ) -> Option<Result<Value, Diagnostic>> {
     let r = match lname {
+        "star" => star(x, name, call, list),
         "pivot" => pivot(x, name, call, list),
         "deduplicate" => deduplicate(x, name, call, list),
         "date_spine" => date_spine(x, name, call, list),
@@ -159,6 +166,109 @@ fn tokens(
         )
     })?;
     Ok(Value::Sql(t.into_iter().map(|t| t.token).collect()))
+}
+
+/// `@STAR(relation, alias, exclude, prefix, suffix, quote_identifiers)`: the relation's
+/// columns, each cast to its declared type when every type is known (as SQLMesh casts when it
+/// knows them all), renamed with the prefix and suffix.
+fn star(
+    x: &mut Expander<'_>,
+    name: &str,
+    call: &[TokenWithSpan],
+    list: &[Arg],
+) -> Result<Value, Diagnostic> {
+    const P: &[&str] = &[
+        "relation",
+        "alias",
+        "exclude",
+        "prefix",
+        "suffix",
+        "quote_identifiers",
+        "except_",
+    ];
+    let b = bind(x, name, call, list, P, 1)?;
+    let relation = b.get(0).expect("bound");
+    let parts: Vec<String> = relation
+        .tokens
+        .iter()
+        .filter_map(|t| match &t.token {
+            Token::Word(w) => Some(w.value.to_ascii_lowercase()),
+            _ => None,
+        })
+        .collect();
+    let Some(last) = parts.last().cloned() else {
+        return Err(x.error(
+            name,
+            &relation.tokens,
+            "the first argument must name a table".into(),
+            "write `@STAR(schema.table)`".into(),
+        ));
+    };
+    let table = match b.get(1) {
+        Some(a) => name_of(&x.value_of(&a.tokens)?),
+        None => last,
+    };
+    let mut excluded = vec![];
+    for a in [b.get(2), b.get(6)].into_iter().flatten() {
+        for v in items(x, a)? {
+            excluded.push(name_of(&v).to_ascii_lowercase());
+        }
+    }
+    let prefix = name_of(&value_or(x, b.get(3), Value::Str(String::new()))?);
+    let suffix = name_of(&value_or(x, b.get(4), Value::Str(String::new()))?);
+    let quote = flag(x, name, b.get(5), true)?;
+    let q = |s: &str| {
+        if quote {
+            crate::quote::ident(s)
+        } else {
+            s.to_string()
+        }
+    };
+    let key = parts.join(".");
+    let columns = x.env.relations.as_ref().map(|known| {
+        known
+            .get(&key)
+            .or_else(|| known.get(&parts[parts.len().saturating_sub(2)..].join(".")))
+    });
+    let columns = match columns {
+        Some(Some(c)) if !c.is_empty() => c,
+        unknown => {
+            // the columns are not known (yet): `table.*` reads the same rows
+            if unknown.is_some() && !(prefix.is_empty() && suffix.is_empty()) {
+                return Err(x.error(
+                    name,
+                    call,
+                    format!("the columns of `{key}` are not known, so they cannot be renamed"),
+                    format!(
+                        "declare `columns` in `{key}`'s MODEL block (or in external_models.yaml)"
+                    ),
+                ));
+            }
+            let mut sql = format!("{}.*", q(&table));
+            if !excluded.is_empty() {
+                let names: Vec<String> = excluded.iter().map(|e| q(e)).collect();
+                sql.push_str(&format!(" EXCLUDE ({})", names.join(", ")));
+            }
+            return tokens(x, name, call, &sql);
+        }
+    };
+    let kept: Vec<&(String, Option<String>)> = columns
+        .iter()
+        .filter(|(c, _)| !excluded.contains(&c.to_ascii_lowercase()))
+        .collect();
+    let typed = kept.iter().all(|(_, t)| t.is_some());
+    let items: Vec<String> = kept
+        .iter()
+        .map(|(c, ty)| {
+            let column = format!("{}.{}", q(&table), q(c));
+            let alias = q(&format!("{prefix}{c}{suffix}"));
+            match ty.as_deref().filter(|_| typed) {
+                Some(t) => format!("CAST({column} AS {t}) AS {alias}"),
+                None => format!("{column} AS {alias}"),
+            }
+        })
+        .collect();
+    tokens(x, name, call, &items.join(", "))
 }
 
 /// `@PIVOT(column, values, alias, agg, cmp, prefix, suffix, then_value, else_value, quote,

@@ -205,7 +205,7 @@ fn mistakes_name_the_macro_and_say_what_to_do() {
         e.contains("no macro of this name") && e.contains("did you mean `@EACH`?"),
         "{e}"
     );
-    let e = err("SELECT @STAR(t)");
+    let e = err("SELECT * FROM @UNION('all', a.t, b.t)");
     assert!(e.contains("not supported by efmesh yet"), "{e}");
     let e = err("SELECT col_@{regio}");
     assert!(
@@ -273,4 +273,53 @@ fn query_macros_refuse_bad_arguments_by_name() {
     assert!(err("@DEDUPLICATE(t, [id], [ts])").contains("list of strings"));
     assert!(err("SELECT @HAVERSINE_DISTANCE(1, 2, 3, 4, 'ly')").contains("invalid unit 'ly'"));
     assert!(err("SELECT @PIVOT(a, [1], colour := 1)").contains("has no argument `colour`"));
+}
+
+#[test]
+fn star_writes_the_relations_columns_as_sqlmesh_does() {
+    // before the columns are known, `@STAR` stands in as `table.*`
+    assert_eq!(
+        x("SELECT @STAR(raw.sales, exclude := [note]) FROM raw.sales"),
+        "SELECT \"sales\".* EXCLUDE (\"note\") FROM raw.sales"
+    );
+    let mut e = env();
+    let typed = vec![
+        ("id".to_string(), Some("INT".to_string())),
+        ("note".to_string(), Some("TEXT".to_string())),
+        ("amount".to_string(), Some("DOUBLE".to_string())),
+    ];
+    let untyped = vec![("id".to_string(), None), ("v".to_string(), None)];
+    e.relations = Some(
+        [
+            ("raw.sales".to_string(), typed),
+            ("raw.loose".to_string(), untyped),
+        ]
+        .into_iter()
+        .collect(),
+    );
+    // recorded from SQLMesh 0.236.4 with the same columns_to_types
+    assert_eq!(
+        x_in("SELECT @STAR(raw.sales, s, exclude := [note], prefix := 'p_') FROM raw.sales AS s", &e),
+        "SELECT CAST(\"s\".\"id\" AS INT) AS \"p_id\", CAST(\"s\".\"amount\" AS DOUBLE) AS \"p_amount\" FROM raw.sales AS s"
+    );
+    // a type unknown: no casts; unquoted on request
+    assert_eq!(
+        x_in(
+            "SELECT @STAR(raw.loose, quote_identifiers := FALSE, suffix := '_x') FROM raw.loose",
+            &e
+        ),
+        "SELECT loose.id AS id_x, loose.v AS v_x FROM raw.loose"
+    );
+    // a relation whose columns nobody knows cannot be renamed
+    let tokens = tokenize(
+        "m.sql",
+        "SELECT @STAR(raw.nope, prefix := 'p_') FROM raw.nope",
+        Dialect::DuckDb,
+    )
+    .unwrap();
+    let d = expand(&tokens, &e, "m.sql", false).unwrap_err();
+    assert!(d[0]
+        .problem
+        .to_string()
+        .contains("columns of `raw.nope` are not known"));
 }
