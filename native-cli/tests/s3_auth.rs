@@ -11,11 +11,12 @@ use std::path::Path;
 /// A wrong secret, distinctive enough to grep for.
 const WRONG: &str = "efmesh-wrong-secret-3f9b0d6c21e8";
 
-/// How many requests moto serves before it starts checking SigV4 signatures against its IAM
-/// (`INITIAL_NO_AUTH_ACTION_COUNT`). moto counts every request that reaches an authorization
-/// check, IAM and S3 alike: the readiness poll of `scripts/s3-server start` (GET /, a
-/// ListBuckets), then CreateUser, CreateAccessKey, PutUserPolicy and CreateBucket here.
-const NO_AUTH_REQUESTS: u32 = 5;
+/// How many requests moto serves before it starts checking SigV4 signatures against its IAM:
+/// CreateUser, CreateAccessKey, PutUserPolicy and CreateBucket here. moto counts every request
+/// that reaches an authorization check, so the count is set (and the counter zeroed) through
+/// `/moto-api/reset-auth` once the server answers: how many readiness polls
+/// `scripts/s3-server start` needed on a slow machine must not matter.
+const NO_AUTH_REQUESTS: u32 = 4;
 
 /// A moto server of this test's own, stopped when dropped (also when the test panics).
 struct AuthServer {
@@ -29,7 +30,6 @@ impl AuthServer {
         let out = std::process::Command::new(repo().join("scripts/s3-server"))
             .arg("start")
             .arg(dir.path())
-            .env("INITIAL_NO_AUTH_ACTION_COUNT", NO_AUTH_REQUESTS.to_string())
             .output()
             .expect("scripts/s3-server runs");
         // the guard exists before any assertion, so a failed start is still stopped
@@ -122,6 +122,14 @@ fn xml_field(xml: &str, tag: &str) -> String {
 /// A user allowed s3:*, its access key (id, secret), and a bucket: the last unauthenticated
 /// requests. Returns (key id, secret, bucket).
 fn provision(server: &AuthServer) -> (String, String, String) {
+    let (status, text) = http(
+        server.host(),
+        "POST",
+        "/moto-api/reset-auth",
+        "",
+        NO_AUTH_REQUESTS.to_string().as_bytes(),
+    );
+    assert_eq!(status, 200, "turning moto's authentication on: {text}");
     iam(server, &[("Action", "CreateUser"), ("UserName", "efmesh")]);
     let key = iam(
         server,
