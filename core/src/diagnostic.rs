@@ -126,6 +126,14 @@ pub enum Problem {
         /// The dialect the model declares.
         dialect: String,
     },
+    /// Jinja in a SQLMesh model or macro file (`JINJA_QUERY_BEGIN`, `{{ }}`, `{% %}`): efmesh
+    /// renders only SQLMesh's own macro language, so the file is refused rather than run with
+    /// its template text as SQL.
+    #[error("Jinja templating (`{what}`) is not supported by efmesh")]
+    Jinja {
+        /// The Jinja marker found first.
+        what: String,
+    },
     /// A SQLMesh property or kind parameter efmesh reads but does not act on; only a warning, so
     /// SQLMesh projects still load.
     #[error("property `{name}` is ignored by efmesh")]
@@ -543,6 +551,7 @@ impl Problem {
             Problem::UnsupportedProperty { .. } => "unsupported-property",
             Problem::UnknownSqlmeshProperty { .. } => "unknown-sqlmesh-property",
             Problem::ForeignDialect { .. } => "foreign-dialect",
+            Problem::Jinja { .. } => "jinja",
             Problem::IgnoredProperty { .. } => "ignored-property",
             Problem::DuplicateProperty { .. } => "duplicate-property",
             Problem::MissingName => "missing-name",
@@ -621,6 +630,7 @@ impl Problem {
                 Some(s) => format!("did you mean `{s}`? efmesh reads past it"),
                 None => "efmesh reads past it; remove it if it means nothing to SQLMesh either".into(),
             }),
+            Problem::Jinja { .. } => Some("efmesh renders SQLMesh's macro language only: rewrite the template with `@DEF`, `@IF`, `@EACH` and `@variable`s (see the README's \"Coming from SQLMesh\")".into()),
             Problem::ForeignDialect { .. } => Some("its query parses as DuckDB SQL, so it runs as written; check that functions mean the same in DuckDB, or set `dialect duckdb`".into()),
             Problem::SqlmeshConfig { why, .. } => Some(why.clone()),
             Problem::PythonFile { role: "model" } => Some("efmesh runs SQL models: rewrite it as a `.sql` model with a MODEL block, or move it out of `models/`".into()),

@@ -255,6 +255,68 @@ fn what_efmesh_cannot_run_is_named_with_what_to_do() {
         "{v}"
     );
 
+    // Jinja, in a model's query, a macro file or an audit, is refused at its marker; the
+    // model's children still resolve it, so nothing cascades
+    let p = fixture("sqlmesh-init");
+    let files = [
+        (
+            "models/templated.sql",
+            "MODEL (name sqlmesh_example.templated, kind FULL);\n\nJINJA_QUERY_BEGIN;\nSELECT {{ 1 + 1 }} AS two\nJINJA_END;\n",
+        ),
+        (
+            "models/child.sql",
+            "MODEL (name sqlmesh_example.child, kind FULL);\nSELECT two FROM sqlmesh_example.templated\n",
+        ),
+        (
+            "macros/helpers.sql",
+            "-- helpers\n{% macro double(x) %}{{ x }} * 2{% endmacro %}\n",
+        ),
+        (
+            "audits/templated.sql",
+            "AUDIT (name templated);\nSELECT * FROM @this_model WHERE id > {{ limit }}\n",
+        ),
+    ];
+    for (file, text) in files {
+        std::fs::write(p.path().join(file), text).unwrap();
+    }
+    let out = efmesh(p.path()).args(["check", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let v = json(&out.stdout);
+    let errors: Vec<(String, &str)> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| {
+            (
+                format!(
+                    "{}:{}",
+                    d["location"]["file"].as_str().unwrap(),
+                    d["location"]["line"]
+                ),
+                d["message"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            (
+                "audits/templated.sql:2".to_string(),
+                "Jinja templating (`{{`) is not supported by efmesh"
+            ),
+            (
+                "macros/helpers.sql:2".to_string(),
+                "Jinja templating (`{%`) is not supported by efmesh"
+            ),
+            (
+                "models/templated.sql:3".to_string(),
+                "Jinja templating (`JINJA_QUERY_BEGIN`) is not supported by efmesh"
+            ),
+        ],
+        "{v}"
+    );
+
     // a key that would change what is built is refused with its line
     let p = fixture("sqlmesh-init");
     let config = p.path().join("config.yaml");
@@ -458,5 +520,34 @@ fn sqlmesh_yaml_tests_pass_as_in_sqlmesh_and_fail_where_they_should() {
         ),
         Vec::<String>::new(),
         "in December 2026 no order of early 2024 is recent"
+    );
+}
+
+/// `tests/sqlmesh-idioms` gathers what public SQLMesh DuckDB projects write that the other
+/// fixtures do not; every expected row was recorded from SQLMesh 0.236.4 on the same directory.
+#[test]
+fn idioms_of_public_sqlmesh_projects_build_what_sqlmesh_builds() {
+    let p = fixture("sqlmesh-idioms");
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", NOW)
+        .args(["apply", "prod", "--yes"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+
+    // unaliased `ds::DATE`, `CAST(amount AS DOUBLE)`, `'web'` and `1 + 1` are named as
+    // SQLMesh's optimizer names them, and the incremental model's time column is found
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT string_agg(column_name, '|' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_name = 'events' AND table_schema = 'stg'"
+        ),
+        ["ds|user_id|amount|web|_col_4"]
+    );
+    // recorded: (2026-01-01, 10.50, web, 2), (2026-01-02, 21.50, web, 2)
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM mart.daily ORDER BY ALL"),
+        ["2026-01-01,10.50,web,2", "2026-01-02,21.50,web,2"]
     );
 }

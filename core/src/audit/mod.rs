@@ -92,7 +92,10 @@ pub fn parse_audit_file(
     dialect: Dialect,
 ) -> (Vec<AuditDef>, Vec<Diagnostic>) {
     match sql::tokenize(file, text, dialect) {
-        Ok(tokens) => parse_audit_tokens(file, &tokens, dialect),
+        Ok(tokens) => match sql::jinja::refuse(file, &tokens) {
+            Some(d) => (vec![], vec![d]),
+            None => parse_audit_tokens(file, &tokens, dialect),
+        },
         Err(d) => (vec![], vec![d]),
     }
 }

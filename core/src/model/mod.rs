@@ -340,10 +340,20 @@ pub fn parse_model_file(
                 },
                 block_loc,
             ));
+        } else if let Some(jinja) = sql::jinja::refuse(file, rest) {
+            // the model is still returned, so its children do not cascade into errors
+            diags.push(jinja);
         } else {
             match sql::prepare_query_in(rest, file, dialect, false, &env.macros) {
-                Ok((q, warnings)) => {
+                Ok((mut q, warnings)) => {
                     diags.extend(warnings);
+                    if env.sqlmesh {
+                        // SQLMesh's optimizer names unaliased items, and its users read them
+                        if let sql::QueryForm::Parsed(ast) = &mut q.form {
+                            sql::output_names::name_outputs(ast);
+                            q.canonical = ast.to_string();
+                        }
+                    }
                     model.query = Some(q);
                 }
                 Err(errs) => diags.extend(errs),

@@ -6,9 +6,11 @@
 pub mod canonical;
 pub mod columns;
 pub mod dialect;
+pub mod jinja;
 pub mod lineage;
 pub mod macro_lang;
 pub mod macros;
+pub mod output_names;
 pub mod references;
 pub mod render;
 pub mod unit_test;

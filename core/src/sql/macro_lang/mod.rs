@@ -161,6 +161,9 @@ pub fn parse_macro_file(
     tokens: &[TokenWithSpan],
     env: &mut MacroEnv,
 ) -> Result<(), Vec<Diagnostic>> {
+    if let Some(d) = super::jinja::refuse(file, tokens) {
+        return Err(vec![d]);
+    }
     let mut x = Expander {
         env: &MacroEnv::default(),
         file,
