@@ -371,6 +371,22 @@ pub struct Config {
 }
 
 impl Config {
+    /// The catalog a SQLMesh project's names may start with: DuckDB names a database after its
+    /// file (`db.db` is `db`), and SQLMesh users write `db.schema.table`. `None` for an efmesh
+    /// project, whose names are `schema.table`.
+    pub fn default_catalog(&self) -> Option<String> {
+        self.sqlmesh_gateway.as_ref()?;
+        match &self.engine.target {
+            EngineTarget::Duckdb { path } if path == ":memory:" => Some("memory".into()),
+            EngineTarget::Duckdb { path } => {
+                let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
+                let stem = file.split_once('.').map_or(file, |(stem, _)| stem);
+                Some(stem.to_ascii_lowercase())
+            }
+            EngineTarget::Postgres { .. } => None,
+        }
+    }
+
     /// The SQL dialect models are written in, which follows the engine.
     pub fn dialect(&self) -> Dialect {
         match self.engine.target {

@@ -253,6 +253,65 @@ pub fn file_column<'a>(file_columns: &'a [String], name: &str) -> Option<&'a str
         .map(String::as_str)
 }
 
+/// The cells pandas' `read_csv` reads as missing by default, and so SQLMesh loads as NULL in a
+/// CSV seed, whatever the column's type (`NULL`, `None`, `NA`, `nan`, an empty cell, ...).
+pub const PANDAS_NA: &[&str] = &[
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+    "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
+];
+
+/// The column types SQLMesh gives a CSV seed without `columns`: pandas infers a dtype for each
+/// column, and SQLMesh maps it. Whole numbers without a missing cell are `BIGINT`; numbers
+/// (whole ones with a missing cell too, and a column with nothing but missing cells) are
+/// `DOUBLE`; `True`/`False` in any of pandas' three spellings are `BOOLEAN`; everything else,
+/// dates included, is `VARCHAR`. One `(column as written, type)` per file column.
+pub fn pandas_types(bytes: &[u8]) -> Result<Vec<(String, &'static str)>, String> {
+    let names = columns(SeedFormat::Csv, bytes)?;
+    let mut rdr = csv_records(strip_bom(bytes));
+    // what every non-missing cell so far could be: (int, float, bool), and whether one is missing
+    let mut could = vec![(true, true, true, false); names.len()];
+    for (n, record) in rdr.records().enumerate() {
+        let record = record.map_err(|e| format!("row {}: {e}", n + 1))?;
+        for (c, v) in record.iter().enumerate().take(names.len()) {
+            let (int, float, boolean, missing) = &mut could[c];
+            if PANDAS_NA.contains(&v) {
+                *missing = true;
+                continue;
+            }
+            *int &= v.parse::<i64>().is_ok();
+            *float &= is_pandas_float(v);
+            *boolean &= ["True", "TRUE", "true", "False", "FALSE", "false"].contains(&v);
+        }
+    }
+    Ok(names
+        .into_iter()
+        .zip(could)
+        .map(|(name, (int, float, boolean, missing))| {
+            let ty = match (int, float, boolean, missing) {
+                (true, _, true, _) => "DOUBLE", // nothing but missing cells
+                (true, _, _, false) => "BIGINT",
+                (true, _, _, true) | (_, true, _, _) => "DOUBLE",
+                (_, _, true, false) => "BOOLEAN",
+                _ => "VARCHAR",
+            };
+            (name, ty)
+        })
+        .collect())
+}
+
+/// Whether pandas reads `v` as a float: a decimal number, or an infinity.
+fn is_pandas_float(v: &str) -> bool {
+    let body = v.trim_start_matches(['+', '-']);
+    let infinity = ["inf", "infinity"]
+        .iter()
+        .any(|i| body.eq_ignore_ascii_case(i));
+    infinity
+        || (body
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+            && v.parse::<f64>().is_ok())
+}
+
 /// How a file's column name compares with a declared (lower-cased) one.
 pub fn normalize(column: &str) -> String {
     column.trim().to_ascii_lowercase()
@@ -327,6 +386,38 @@ mod tests {
             sql_type: "INTEGER".into(),
             family: TypeFamily::Numeric,
         }
+    }
+
+    /// Each expected type is the one SQLMesh 0.236.4 gave the same file's table.
+    #[test]
+    fn csv_columns_are_typed_as_pandas_types_them() {
+        let csv = b"id,name,score,ratio,active,flag,joined,note,maybe_int,empty\n\
+            1,Ann,10,0.5,True,true,2024-01-04,NULL,1,\n\
+            2,None,20,1,False,FALSE,2024-02-05,None,,NA\n\
+            3,Cy,,2.25,True,True,2024-03-06,N/A,3,\n\
+            4,NA,40,nan,False,false,2024-04-07,x,4,\n";
+        let types: Vec<String> = pandas_types(csv)
+            .unwrap()
+            .into_iter()
+            .map(|(n, t)| format!("{n} {t}"))
+            .collect();
+        assert_eq!(
+            types,
+            [
+                "id BIGINT",
+                "name VARCHAR",
+                "score DOUBLE",
+                "ratio DOUBLE",
+                "active BOOLEAN",
+                "flag BOOLEAN",
+                "joined VARCHAR",
+                "note VARCHAR",
+                "maybe_int DOUBLE",
+                "empty DOUBLE"
+            ]
+        );
+        assert!(!is_pandas_float("1.2.3x"));
+        assert!(is_pandas_float("-inf") && is_pandas_float("1e5"));
     }
 
     #[test]

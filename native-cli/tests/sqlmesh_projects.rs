@@ -550,4 +550,78 @@ fn idioms_of_public_sqlmesh_projects_build_what_sqlmesh_builds() {
         rows(p.path(), "prod", "SELECT * FROM mart.daily ORDER BY ALL"),
         ["2026-01-01,10.50,web,2", "2026-01-02,21.50,web,2"]
     );
+
+    // a CSV seed without `columns` is typed as pandas types it, and pandas' missing-value
+    // markers (NULL, None, NA, N/A, nan) are NULL in every column
+    let types = |table: &str| {
+        rows(
+            p.path(),
+            "prod",
+            &format!("SELECT string_agg(column_name || ' ' || data_type, '|' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_schema = 'raw' AND table_name = '{table}'"),
+        )
+    };
+    assert_eq!(
+        types("people"),
+        ["id BIGINT|name VARCHAR|score DOUBLE|ratio DOUBLE|active BOOLEAN|flag BOOLEAN|joined VARCHAR|note VARCHAR|maybe_int DOUBLE|big BIGINT"]
+    );
+    // recorded: (1, 'Ann', 10.0, 0.5, True, True, '2024-01-04', None, 1.0, 9007199254740993),
+    // (2, None, 20.0, 1.0, False, False, '2024-02-05', None, None, 12),
+    // (3, 'Cy', None, 2.25, True, True, '2024-03-06', None, 3.0, 13),
+    // (4, None, 40.0, None, False, False, '2024-04-07', 'x', 4.0, 14)
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM raw.people ORDER BY id"),
+        [
+            "1,Ann,10.0,0.5,true,true,2024-01-04,,1.0,9007199254740993",
+            "2,,20.0,1.0,false,false,2024-02-05,,,12",
+            "3,Cy,,2.25,true,true,2024-03-06,,3.0,13",
+            "4,,40.0,,false,false,2024-04-07,x,4.0,14"
+        ]
+    );
+    // `$root/seeds/...`, and DATE and TIMESTAMP values written month first; recorded:
+    // (1, 2024-01-04, 2024-01-04 13:45, 'a'), (2, 2024-12-31, 2024-12-31 00:00, None),
+    // (3, None, 2024-02-03 04:05, 'b')
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM raw.dated ORDER BY id"),
+        [
+            "1,2024-01-04,2024-01-04 13:45:00,a",
+            "2,2024-12-31,2024-12-31 00:00:00,",
+            "3,,2024-02-03 04:05:00,b"
+        ]
+    );
+    // `db.mart.people_summary` reading `db.raw.people` (the gateway's database is db.db), with
+    // audits given bracketed lists and SQLMesh's accepted_range: all three pass, as in SQLMesh
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT count(*), count(label) FROM mart.people_summary"
+        ),
+        ["4,2"]
+    );
+    // a YAML test's date-only `end` is its whole day, a timestamp `end` exclusive: SQLMesh
+    // passes the same three tests
+    let out = efmesh(p.path()).args(["test"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("3 passed, 0 failed"),
+        "{out:?}"
+    );
+
+    // SQLMesh with `max_v := 30`: "'accepted_range' audit error: 1 row failed"
+    let file = p.path().join("models/three_part.sql");
+    let model = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, model.replace("max_v := 100", "max_v := 30")).unwrap();
+    let out = efmesh(p.path())
+        .env("EFMESH_NOW", NOW)
+        .args(["apply", "prod", "--yes"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "accepted_range(column := score, min_v := 0, max_v := 30) FAILED: 1 violation"
+        ) && stderr.contains("id=4"),
+        "{stderr}"
+    );
 }

@@ -79,7 +79,8 @@ fn list(text: &str, dialect: Dialect) -> Option<Vec<Expr>> {
         })
         .ok()?;
     Some(match expr {
-        Expr::Tuple(items) => items,
+        // SQLMesh projects write lists in brackets too: `columns := [a, b]`
+        Expr::Tuple(items) | Expr::Array(sqlparser::ast::Array { elem: items, .. }) => items,
         Expr::Nested(e) => vec![*e],
         e => vec![e],
     })
@@ -109,6 +110,17 @@ pub fn argument_problem(audit: &str, arg: &str, value: &str, dialect: Dialect) -
             Some(items) if !items.is_empty() => None,
             _ => Some(format!("`{value}` is not a list of SQL conditions")),
         },
+        "condition" => match expression_items(value, dialect) {
+            Some(items) if items.len() == 1 => None,
+            _ => Some(format!("`{value}` is not one SQL condition")),
+        },
+        "min_v" | "max_v" => match expression_items(value, dialect) {
+            Some(items) if items.len() == 1 => None,
+            _ => Some(format!("`{value}` is not one value")),
+        },
+        "inclusive" if !matches!(value.trim().to_ascii_lowercase().as_str(), "true" | "false") => {
+            Some(format!("`{value}` is not true or false"))
+        }
         _ => None,
     }
 }
@@ -123,6 +135,15 @@ pub fn builtin_sql(
     dialect: Dialect,
 ) -> Option<(String, Shape)> {
     let get = |k: &str| arg(k).unwrap_or_default();
+    // SQLMesh's `condition` filters the rows every built-in audits
+    let filtered;
+    let relation = match arg("condition").and_then(|c| expression_items(&c, dialect)) {
+        Some(c) if c.len() == 1 => {
+            filtered = format!("(SELECT * FROM {relation} AS unfiltered WHERE {})", c[0]);
+            filtered.as_str()
+        }
+        _ => relation,
+    };
     // `check` refuses arguments that are not what they should be (`argument_problem`); one
     // that got past it anyway becomes a quoted name that matches nothing, never SQL
     let names = |k: &str| {
@@ -161,6 +182,49 @@ pub fn builtin_sql(
             let allowed = expressions("is_in").join(", ");
             format!("SELECT * FROM {relation} AS audited WHERE {c} NOT IN ({allowed})")
         }
+        "not_accepted_values" => {
+            let c = column();
+            let refused = expressions("is_in").join(", ");
+            format!("SELECT * FROM {relation} AS audited WHERE {c} IN ({refused})")
+        }
+        "accepted_range" => {
+            let c = column();
+            let inclusive = !get("inclusive").trim().eq_ignore_ascii_case("false");
+            let (below, above) = if inclusive { ("<", ">") } else { ("<=", ">=") };
+            let bound = |k: &str| {
+                arg(k)
+                    .and_then(|v| expression_items(&v, dialect))
+                    .and_then(|v| v.into_iter().next())
+                    .filter(|v| !v.eq_ignore_ascii_case("NULL"))
+            };
+            let mut out_of_range = vec![];
+            if let Some(min) = bound("min_v") {
+                out_of_range.push(format!("{c} {below} {min}"));
+            }
+            if let Some(max) = bound("max_v") {
+                out_of_range.push(format!("{c} {above} {max}"));
+            }
+            if out_of_range.is_empty() {
+                out_of_range.push("FALSE".into());
+            }
+            format!(
+                "SELECT * FROM {relation} AS audited WHERE {}",
+                out_of_range.join(" OR ")
+            )
+        }
+        "at_least_one" => format!(
+            // grouped, so an empty table has no group and passes, as in SQLMesh
+            "SELECT 1 AS audited_rows, count({c}) AS non_null FROM {relation} AS audited GROUP BY 1 HAVING count({c}) = 0",
+            c = column()
+        ),
+        "not_constant" => format!(
+            "SELECT count(DISTINCT {c}) AS distinct_values FROM {relation} AS audited HAVING count(DISTINCT {c}) <= 1",
+            c = column()
+        ),
+        "not_empty_string" => format!(
+            "SELECT * FROM {relation} AS audited WHERE {c} = ''",
+            c = column()
+        ),
         "number_of_rows" => {
             let n = get("threshold").trim().parse::<u64>().unwrap_or(0);
             format!("SELECT count(*) AS row_count, {n} AS threshold FROM {relation} AS audited HAVING count(*) < {n}")
@@ -230,6 +294,50 @@ fn gaps_sql(values: &str, step: &str, through: &str, resumes: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The SQLMesh forms: bracketed lists, `condition`, and `accepted_range`'s optional bounds.
+    #[test]
+    fn sqlmesh_argument_forms_reach_the_sql() {
+        let cols = |t: &str| column_items(t, Dialect::DuckDb);
+        assert_eq!(cols("[a, B]").unwrap(), vec!["\"a\"", "\"b\""]);
+        let args = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let sql = |name: &str, pairs: &'static [(&'static str, &'static str)]| {
+            builtin_sql(name, &args(pairs), "t", Dialect::DuckDb)
+                .unwrap()
+                .0
+        };
+        assert_eq!(
+            sql("not_null", &[("columns", "[a]"), ("condition", "b > 1")]),
+            "SELECT * FROM (SELECT * FROM t AS unfiltered WHERE b > 1) AS audited WHERE \"a\" IS NULL"
+        );
+        assert_eq!(
+            sql(
+                "accepted_range",
+                &[("column", "a"), ("min_v", "0"), ("max_v", "10")]
+            ),
+            "SELECT * FROM t AS audited WHERE \"a\" < 0 OR \"a\" > 10"
+        );
+        assert_eq!(
+            sql(
+                "accepted_range",
+                &[("column", "a"), ("max_v", "10"), ("inclusive", "false")]
+            ),
+            "SELECT * FROM t AS audited WHERE \"a\" >= 10"
+        );
+        assert!(
+            argument_problem("accepted_range", "inclusive", "maybe", Dialect::DuckDb).is_some()
+        );
+        assert!(
+            argument_problem("not_null", "condition", "a; DROP TABLE t", Dialect::DuckDb).is_some()
+        );
+    }
 
     #[test]
     fn list_arguments_split_into_items() {

@@ -25,7 +25,17 @@ pub const BUILTIN_AUDITS: &[(&str, &[&str])] = &[
     ("forall", &["criteria"]),
     ("assert_contiguous", &["column"]),
     ("assert_no_gaps", &["column", "unit"]),
+    ("accepted_range", &["column"]),
+    ("not_accepted_values", &["column", "is_in"]),
+    ("at_least_one", &["column"]),
+    ("not_constant", &["column"]),
+    ("not_empty_string", &["column"]),
 ];
+
+/// Arguments a built-in audit may be given besides its required ones. Every built-in takes
+/// SQLMesh's `condition`, a filter on the rows audited.
+pub const BUILTIN_OPTIONAL: &[(&str, &[&str])] =
+    &[("accepted_range", &["min_v", "max_v", "inclusive"])];
 
 /// A named audit defined in an AUDIT file.
 #[derive(Debug, Clone)]
@@ -281,7 +291,17 @@ pub fn check_call<'a>(
                 });
             }
         }
-        let known: Vec<&str> = required.iter().chain(CALL_OPTIONS).copied().collect();
+        let optional = BUILTIN_OPTIONAL
+            .iter()
+            .filter(|(n, _)| *n == call.name)
+            .flat_map(|(_, o)| o.iter());
+        let known: Vec<&str> = required
+            .iter()
+            .chain(optional)
+            .chain(&["condition"])
+            .chain(CALL_OPTIONS)
+            .copied()
+            .collect();
         for (k, _) in &call.args {
             if !known.contains(&k.as_str()) {
                 return at(Problem::UnknownAuditArgument {

@@ -57,22 +57,76 @@ pub fn declared_columns(project: &Project, i: usize) -> Vec<(&str, &ColumnDef)> 
 /// are declared.
 pub fn select(d: &dyn SqlDialect, project: &Project, i: usize, from: &str) -> String {
     let cols = declared_columns(project, i);
+    let pandas = reads_like_pandas(project, i);
     let list = if cols.is_empty() {
         "*".to_string()
     } else {
         cols.iter()
             .map(|(k, c)| {
-                format!(
-                    "CAST({} AS {}) AS {}",
-                    d.ident(k),
-                    c.sql_type,
-                    d.ident(&c.name)
-                )
+                let v = d.ident(k);
+                let value = if pandas {
+                    pandas_value(d, &v, c)
+                } else {
+                    format!("CAST({v} AS {})", c.sql_type)
+                };
+                format!("{value} AS {}", d.ident(&c.name))
             })
             .collect::<Vec<_>>()
             .join(", ")
     };
     format!("SELECT {list} FROM {from}")
+}
+
+/// Whether seed model `i` is read as SQLMesh reads it, through pandas: a CSV seed of a SQLMesh
+/// project. There pandas' missing-value markers (`NULL`, `None`, `NA`, ...) are NULL in every
+/// column, and a `DATE` or `TIMESTAMP` may be written month first (`1/4/2024`).
+fn reads_like_pandas(project: &Project, i: usize) -> bool {
+    let m = &project.models[i];
+    let csv = match &m.kind {
+        crate::model::Kind::Seed { path } => SeedFormat::of(path) == SeedFormat::Csv,
+        _ => false,
+    };
+    csv && project.config.sqlmesh_gateway.is_some()
+}
+
+/// The text value `v`, with pandas' missing-value markers as NULL.
+fn pandas_text(d: &dyn SqlDialect, v: &str) -> String {
+    let markers = seed::PANDAS_NA
+        .iter()
+        .map(|m| d.literal(m))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("CASE WHEN {v} IN ({markers}) THEN NULL ELSE {v} END")
+}
+
+/// Whether a declared type is a date or a timestamp, which pandas also reads month first.
+fn is_date_or_timestamp(sql_type: &str) -> bool {
+    let t = sql_type.trim().to_ascii_uppercase();
+    t.starts_with("DATE") || t.starts_with("TIMESTAMP")
+}
+
+/// The text value `v` as pandas gives column `c` to SQLMesh, or NULL where it does not fit.
+fn pandas_try(d: &dyn SqlDialect, v: &str, c: &ColumnDef) -> String {
+    let text = pandas_text(d, v);
+    let plain = d.try_cast(&text, &c.sql_type);
+    if is_date_or_timestamp(&c.sql_type) {
+        format!(
+            "COALESCE({plain}, {})",
+            d.try_cast(&d.try_month_first_timestamp(&text), &c.sql_type)
+        )
+    } else {
+        plain
+    }
+}
+
+/// The text value `v` as pandas gives column `c` to SQLMesh; a value that fits nowhere fails
+/// the cast (and [`bad_values`] has named it before).
+fn pandas_value(d: &dyn SqlDialect, v: &str, c: &ColumnDef) -> String {
+    if is_date_or_timestamp(&c.sql_type) {
+        pandas_try(d, v, c)
+    } else {
+        format!("CAST({} AS {})", pandas_text(d, v), c.sql_type)
+    }
 }
 
 /// A read-only query over seed `i`'s records (`from`, as in [`select`]) that finds up to `sample` records with values that
@@ -90,14 +144,23 @@ pub fn bad_values(
     if cols.is_empty() {
         return None;
     }
+    let pandas = reads_like_pandas(project, i);
     let bad: Vec<String> = cols
         .iter()
         .map(|(k, c)| {
             let v = format!("s.{}", d.ident(k));
-            format!(
-                "({v} IS NOT NULL AND {} IS NULL)",
-                d.try_cast(&v, &c.sql_type)
-            )
+            if pandas {
+                format!(
+                    "({} IS NOT NULL AND {} IS NULL)",
+                    pandas_text(d, &v),
+                    pandas_try(d, &v, c)
+                )
+            } else {
+                format!(
+                    "({v} IS NOT NULL AND {} IS NULL)",
+                    d.try_cast(&v, &c.sql_type)
+                )
+            }
         })
         .collect();
     let flags = bad

@@ -29,6 +29,9 @@ pub struct ParseEnv {
     pub sqlmesh: bool,
     /// The SQLMesh gateway the project runs on: a model naming another one is refused.
     pub gateway: Option<String>,
+    /// The catalog (`Config::default_catalog`) that a SQLMesh model's name and references may
+    /// start with, dropped on reading: `db.raw.orders` is `raw.orders`.
+    pub catalog: Option<String>,
 }
 
 /// A default kind by name, as `model_defaults.kind` may give it: only the kinds that need no

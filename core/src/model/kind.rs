@@ -224,13 +224,13 @@ const IGNORED_KIND_PARAMS: &[&str] = &[
     "on_additive_change",
     "partition_by_time_column",
     "time_data_type",
-    "csv_settings",
 ];
 
 /// SQLMesh kind parameters that would change a table if ignored, with what to do instead.
 const REFUSED_KIND_PARAMS: &[(&str, &str)] = &[
     ("when_matched", "efmesh's upsert replaces a matched row whole; remove `when_matched`, or compute the merged values in the query"),
     ("merge_filter", "efmesh's upsert matches on the unique key alone; remove `merge_filter`, or filter the query's rows"),
+    ("csv_settings", "efmesh reads seed CSVs with a comma, double quotes and pandas' missing-value markers; rewrite the file in that form and remove `csv_settings`"),
     ("auto_restatement_cron", "efmesh does not restate on a schedule; remove it and run `efmesh restate` from your scheduler"),
     ("auto_restatement_intervals", "efmesh does not restate on a schedule; remove it and run `efmesh restate` from your scheduler"),
 ];

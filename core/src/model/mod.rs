@@ -350,6 +350,9 @@ pub fn parse_model_file(
                     if env.sqlmesh {
                         // SQLMesh's optimizer names unaliased items, and its users read them
                         if let sql::QueryForm::Parsed(ast) = &mut q.form {
+                            if let Some(c) = &env.catalog {
+                                sql::catalog::strip_references(ast, c);
+                            }
                             sql::output_names::name_outputs(ast);
                             q.canonical = ast.to_string();
                         }
@@ -530,6 +533,10 @@ fn interpret(
             match key.as_str() {
                 "name" => {
                     let n = v.ident()?;
+                    let n = match &env.catalog {
+                        Some(c) => crate::sql::catalog::strip(&n, c),
+                        None => n,
+                    };
                     if let Some(reason) = crate::naming::name_problem(&n) {
                         return Err(Diagnostic::at(
                             Problem::InvalidName { name: n, reason },

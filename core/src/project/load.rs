@@ -27,7 +27,8 @@ pub fn load_parsed(
     // what this build of efmesh cannot do is refused here, never halfway through an apply
     diags.extend(crate::support::check(&sources.config, &models));
     let audits = named_audits(sources, &models, &mut diags);
-    let seeds = read_seeds(&models, read_seed, &mut diags);
+    let pandas = sources.config.sqlmesh_gateway.is_some();
+    let seeds = read_seeds(&mut models, pandas, read_seed, &mut diags);
     let parents = resolve_references(&models, &index, &mut diags);
     let dag = match build_dag(parents, &models) {
         Ok(d) => d,
@@ -173,9 +174,11 @@ struct Seeds {
 }
 
 /// Phase 4: read every SEED model's file, hash it, and check its columns against the
-/// declaration.
+/// declaration. In a SQLMesh project (`pandas`) a CSV seed without `columns` is given the types
+/// SQLMesh gives it ([`seed::pandas_types`]), as if they were declared.
 fn read_seeds(
-    models: &[Model],
+    models: &mut [Model],
+    pandas: bool,
     read_seed: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
     diags: &mut Vec<Diagnostic>,
 ) -> Seeds {
@@ -185,7 +188,7 @@ fn read_seeds(
         headers: vec![None; n],
         columns: vec![None; n],
     };
-    for (i, m) in models.iter().enumerate() {
+    for (i, m) in models.iter_mut().enumerate() {
         let Kind::Seed { path } = &m.kind else {
             continue;
         };
@@ -202,6 +205,20 @@ fn read_seeds(
         };
         out.hashes[i] = Some(fingerprint::content_hash(&bytes));
         let format = seed::SeedFormat::of(&p);
+        if pandas && m.columns.is_none() && format == seed::SeedFormat::Csv {
+            if let Ok(types) = seed::pandas_types(&bytes) {
+                m.columns = Some(
+                    types
+                        .into_iter()
+                        .map(|(name, ty)| crate::model::ColumnDef {
+                            name: seed::normalize(&name),
+                            sql_type: ty.into(),
+                            family: crate::types::TypeFamily::of(ty),
+                        })
+                        .collect(),
+                );
+            }
+        }
         match seed::columns(format, &bytes) {
             Ok(file_columns) => {
                 if let Some(declared) = &m.columns {

@@ -17,6 +17,7 @@ pub fn parse_env(sources: &ProjectSources) -> (ParseEnv, Vec<Diagnostic>) {
         defaults: sources.config.model_defaults.clone(),
         sqlmesh: sources.config.sqlmesh_gateway.is_some(),
         gateway: sources.config.sqlmesh_gateway.clone(),
+        catalog: sources.config.default_catalog(),
     };
     (env, problems)
 }

@@ -183,6 +183,14 @@ pub fn seed_path(model_file: &str, seed: &str) -> String {
     }
     let mut parts: Vec<&str> = model_file.split('/').collect();
     parts.pop();
+    // SQLMesh's `$root/...` is relative to the project, not to the model file
+    let seed = match seed.split_once('/') {
+        Some((marker, rest)) if marker.eq_ignore_ascii_case("$root") => {
+            parts.clear();
+            rest
+        }
+        _ => seed,
+    };
     for p in seed.split('/') {
         match p {
             "" | "." => {}
@@ -242,5 +250,10 @@ mod tests {
             "models/seeds/a.csv"
         );
         assert_eq!(seed_path("x.sql", "./a.csv"), "a.csv");
+        assert_eq!(
+            seed_path("models/raw/x.sql", "$root/seeds/a.csv"),
+            "seeds/a.csv"
+        );
+        assert_eq!(seed_path("models/x.sql", "$ROOT/a.csv"), "a.csv");
     }
 }

@@ -4,6 +4,7 @@
 //! same canonical form natively and in WebAssembly.
 
 pub mod canonical;
+pub mod catalog;
 pub mod columns;
 pub mod dialect;
 pub mod jinja;

@@ -1253,6 +1253,13 @@ fn prepare<'a>(
                         .and_hms_opt(0, 0, 0)
                         .expect("midnight exists")
                 });
+            // SQLMesh reads a date-only `end` as its whole day (`end: 2024-01-01` with the same
+            // `start` is that day); a timestamp `end` is exclusive, as in efmesh
+            let date_only = |v: &Option<String>| v.as_deref().is_some_and(|v| v.trim().len() == 10);
+            let e = match e {
+                Some(e) if sqlmesh && date_only(&case.end) => Some(e + chrono::Duration::days(1)),
+                e => e,
+            };
             let end = e.unwrap_or_else(|| {
                 if sqlmesh && s.is_none() {
                     // SQLMesh's default interval is the epoch's whole day

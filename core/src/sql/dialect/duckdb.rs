@@ -122,6 +122,9 @@ impl SqlDialect for DuckDb {
     fn try_cast(&self, expr: &str, sql_type: &str) -> String {
         format!("TRY_CAST({expr} AS {sql_type})")
     }
+    fn try_month_first_timestamp(&self, expr: &str) -> String {
+        format!("try_strptime({expr}, ['%m/%d/%Y %H:%M:%S', '%m/%d/%Y %H:%M', '%m/%d/%Y'])")
+    }
     fn string_agg(&self, expr: &str, separator: &str) -> String {
         format!("string_agg({expr}, {})", self.literal(separator))
     }

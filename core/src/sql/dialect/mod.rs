@@ -86,6 +86,10 @@ pub trait SqlDialect: Send + Sync + std::fmt::Debug {
     fn text(&self, expr: &str) -> String;
     /// `expr` cast to `sql_type`, or NULL where the value does not fit.
     fn try_cast(&self, expr: &str, sql_type: &str) -> String;
+    /// The text `expr` read as a month-first date or timestamp (`1/4/2024`, `1/4/2024 13:45`,
+    /// `1/4/2024 13:45:10`) as a timestamp, or NULL: how pandas, and so SQLMesh, reads such a
+    /// seed value declared `DATE` or `TIMESTAMP`.
+    fn try_month_first_timestamp(&self, expr: &str) -> String;
     /// The values of `expr` over a group, joined by `separator` (a plain string).
     fn string_agg(&self, expr: &str, separator: &str) -> String;
     /// A bucket in `0..10000` computed from these text expressions (never NULL), the same on

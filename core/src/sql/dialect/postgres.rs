@@ -103,6 +103,30 @@ impl SqlDialect for Postgres {
             self.literal(sql_type)
         )
     }
+    fn try_month_first_timestamp(&self, expr: &str) -> String {
+        let forms = [
+            (
+                r"^\d{1,2}/\d{1,2}/\d{4} \d{1,2}:\d{2}:\d{2}$",
+                "MM/DD/YYYY HH24:MI:SS",
+            ),
+            (
+                r"^\d{1,2}/\d{1,2}/\d{4} \d{1,2}:\d{2}$",
+                "MM/DD/YYYY HH24:MI",
+            ),
+            (r"^\d{1,2}/\d{1,2}/\d{4}$", "MM/DD/YYYY"),
+        ];
+        let arms: String = forms
+            .iter()
+            .map(|(re, fmt)| {
+                format!(
+                    " WHEN {expr} ~ {} THEN CAST(to_timestamp({expr}, {}) AS TIMESTAMP)",
+                    self.literal(re),
+                    self.literal(fmt)
+                )
+            })
+            .collect();
+        format!("CASE{arms} END")
+    }
     fn string_agg(&self, expr: &str, separator: &str) -> String {
         format!("string_agg({expr}, {})", self.literal(separator))
     }
