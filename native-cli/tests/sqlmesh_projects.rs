@@ -408,6 +408,78 @@ fn forward_only_and_disable_restatement_in_the_kind_are_honoured() {
     );
 }
 
+#[test]
+fn on_destructive_change_drops_or_keeps_the_columns_a_forward_only_version_leaves_out() {
+    let model = |policy: &str, columns: &str| {
+        format!("MODEL (name m.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ts, forward_only true{policy}), start '2026-01-01', cron '@daily');\nSELECT range AS id, {columns}TIMESTAMP '2026-01-01' + to_days(range) AS ts FROM range(10) WHERE ts >= @start AND ts < @end")
+    };
+    let columns = |p: &Path| {
+        let out = efmesh(p)
+            .env("EFMESH_NOW", "2026-01-08T00:00:00Z")
+            .args([
+                "query",
+                "dev",
+                "SELECT * FROM m.daily LIMIT 0",
+                "--format",
+                "csv",
+            ])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        stdout.lines().next().unwrap_or_default().replace(',', "|")
+    };
+    for (policy, outcome) in [
+        ("", "refused"),
+        (", on_destructive_change error", "refused"),
+        (", on_destructive_change allow", "id|ts"),
+        (", on_destructive_change warn", "id|ts"),
+        (", on_destructive_change ignore", "id|v|ts"),
+    ] {
+        let p = project(&[("models/daily.sql", &model(policy, "1 AS v, "))]);
+        let apply = |now: &str| {
+            efmesh(p.path())
+                .env("EFMESH_NOW", now)
+                .args(["apply", "dev", "--yes"])
+                .output()
+                .unwrap()
+        };
+        assert!(apply("2026-01-05T00:00:00Z").status.success());
+        // the new version no longer returns `v`
+        std::fs::write(p.path().join("models/daily.sql"), model(policy, "")).unwrap();
+        let out = apply("2026-01-08T00:00:00Z");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if outcome == "refused" {
+            assert_eq!(out.status.code(), Some(1), "{policy}: {stderr}");
+            assert!(stderr.contains("drops column(s) v"), "{policy}: {stderr}");
+            assert_eq!(columns(p.path()), "id|v|ts", "{policy}");
+            continue;
+        }
+        assert!(out.status.success(), "{policy}: {stderr}");
+        assert_eq!(columns(p.path()), outcome, "{policy}");
+        if policy.contains("warn") {
+            assert!(stderr.contains("on_destructive_change warn"), "{stderr}");
+        }
+        if policy.contains("ignore") {
+            // the four days built before keep v = 1; the three new ones have NULL
+            let out = efmesh(p.path())
+                .env("EFMESH_NOW", "2026-01-08T00:00:00Z")
+                .args([
+                    "query",
+                    "dev",
+                    "SELECT v, count(*) FROM m.daily GROUP BY v ORDER BY v NULLS LAST",
+                    "--format",
+                    "csv",
+                ])
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                "v,count_star()\n1,4\n,3\n"
+            );
+        }
+    }
+}
+
 /// `efmesh test --json` on `dir`: the exit code and the report.
 fn unit_tests(dir: &Path) -> (i32, serde_json::Value) {
     let out = efmesh(dir).args(["test", "--json"]).output().unwrap();

@@ -228,8 +228,8 @@ const IGNORED_KIND_PARAMS: &[&str] = &[
 
 /// SQLMesh kind parameters that would change a table if ignored, with what to do instead.
 const REFUSED_KIND_PARAMS: &[(&str, &str)] = &[
-    ("when_matched", "efmesh's upsert replaces a matched row whole; remove `when_matched`, or compute the merged values in the query"),
-    ("merge_filter", "efmesh's upsert matches on the unique key alone; remove `merge_filter`, or filter the query's rows"),
+    ("when_matched", "efmesh's upsert replaces a matched row whole, as SQLMesh's DuckDB engine does: it fails such a model at run time (\"This engine does not support MERGE expressions\"); remove `when_matched`, or compute the merged values in the query"),
+    ("merge_filter", "efmesh's upsert matches on the unique key alone, as SQLMesh's DuckDB engine does: it fails such a model at run time (\"This engine does not support MERGE expressions\"); remove `merge_filter`, or filter the query's rows"),
     ("csv_settings", "efmesh reads seed CSVs with a comma, double quotes and pandas' missing-value markers; rewrite the file in that form and remove `csv_settings`"),
     ("auto_restatement_cron", "efmesh does not restate on a schedule; remove it and run `efmesh restate` from your scheduler"),
     ("auto_restatement_intervals", "efmesh does not restate on a schedule; remove it and run `efmesh restate` from your scheduler"),
@@ -245,6 +245,43 @@ pub struct ChangePolicy {
     /// `disable_restatement true`: `efmesh restate` refuses the model, so its history is never
     /// recomputed by hand.
     pub disable_restatement: bool,
+    /// `on_destructive_change`: what a forward-only version that drops columns of the kept
+    /// table does to them.
+    pub on_destructive_change: DestructiveChange,
+}
+
+/// SQLMesh's `on_destructive_change`: a forward-only version keeps the table and its rows, so
+/// a column the new query no longer returns is a choice between losing it and keeping it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DestructiveChange {
+    /// Refuse the version (SQLMesh's default).
+    #[default]
+    Error,
+    /// Drop the columns, and say so in the log.
+    Warn,
+    /// Drop the columns.
+    Allow,
+    /// Keep the columns; rows written from now on have NULL in them.
+    Ignore,
+}
+
+impl DestructiveChange {
+    fn parse(word: &str) -> Option<DestructiveChange> {
+        Some(match word {
+            "error" => DestructiveChange::Error,
+            "warn" => DestructiveChange::Warn,
+            "allow" => DestructiveChange::Allow,
+            "ignore" => DestructiveChange::Ignore,
+            _ => return None,
+        })
+    }
+}
+
+/// The value of `on_destructive_change` (a kind parameter, or a model property).
+pub fn destructive_change(v: &Value) -> Result<DestructiveChange, Diagnostic> {
+    let word = v.ident()?.to_ascii_lowercase();
+    DestructiveChange::parse(&word).ok_or_else(|| v.invalid("`error`, `warn`, `allow` or `ignore`"))
 }
 
 /// Parse the value of `kind`: `NAME` or `NAME (param value, ...)`, with the batching knobs
@@ -380,9 +417,10 @@ pub fn parse_kind(
             ))
         }
     };
-    let policy = ChangePolicy {
+    let mut policy = ChangePolicy {
         forward_only: p.bool("forward_only")?.unwrap_or(false),
         disable_restatement: p.bool("disable_restatement")?.unwrap_or(false),
+        on_destructive_change: DestructiveChange::Error,
     };
     if policy.forward_only && !kind.has_history() {
         return Err(Diagnostic::at(
@@ -394,16 +432,7 @@ pub fn parse_kind(
         ));
     }
     if let Some(d) = p.value("on_destructive_change") {
-        let what = d.ident()?.to_ascii_lowercase();
-        if what != "error" {
-            return Err(Diagnostic::at(
-                Problem::UnsupportedProperty {
-                    name: format!("{} on_destructive_change", kind.name()),
-                    why: format!("efmesh refuses a forward-only change that drops a column, as SQLMesh's `error` does; `{what}` is not supported, remove it or set `error`"),
-                },
-                d.location(),
-            ));
-        }
+        policy.on_destructive_change = destructive_change(&d)?;
     }
     p.finish(&kind, warnings)?;
     Ok((kind, batching, policy))

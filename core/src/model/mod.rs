@@ -322,6 +322,9 @@ pub fn parse_model_file(
         return (None, diags);
     };
     model.defines_audits = audits_at.is_some();
+    if let Some(p) = notes.on_destructive_change {
+        model.policy.on_destructive_change = p;
+    }
     if notes.disabled {
         // `enabled false`: SQLMesh loads no such model, and neither does efmesh
         return (None, diags);
@@ -731,6 +734,8 @@ struct Notes {
     disabled: bool,
     /// A `dialect` other than DuckDB, and where it is written.
     foreign_dialect: Option<(String, Location)>,
+    /// `on_destructive_change` written as a model property rather than in the kind.
+    on_destructive_change: Option<kind::DestructiveChange>,
 }
 
 /// SQLMesh's properties that efmesh honours or refuses: `dialect`, `enabled`, `gateway`,
@@ -773,12 +778,7 @@ fn sqlmesh_property(
                 return refuse("efmesh computes complete intervals only, so the table would lack the partial one SQLMesh writes; remove `allow_partials` (or set it to false)".into());
             }
         }
-        "on_destructive_change" => {
-            let what = v.ident()?.to_ascii_lowercase();
-            if what != "error" {
-                return refuse(format!("efmesh refuses a forward-only change that drops a column, as SQLMesh's `error` does; `{what}` is not supported, remove it or set `error`"));
-            }
-        }
+        "on_destructive_change" => notes.on_destructive_change = Some(kind::destructive_change(v)?),
         _ => {}
     }
     Ok(())

@@ -1,5 +1,6 @@
 use super::*;
 use crate::diagnostic::Problem;
+use crate::model::kind::DestructiveChange;
 
 fn parse(src: &str) -> (Option<Model>, Vec<Diagnostic>) {
     parse_model_file("models/m.sql", src, Dialect::DuckDb, &Default::default())
@@ -254,9 +255,22 @@ SELECT 1 AS ds");
         m.policy,
         ChangePolicy {
             forward_only: true,
-            disable_restatement: true
+            disable_restatement: true,
+            on_destructive_change: DestructiveChange::Error,
         }
     );
+    for (written, policy) in [
+        ("allow", DestructiveChange::Allow),
+        ("warn", DestructiveChange::Warn),
+        ("ignore", DestructiveChange::Ignore),
+    ] {
+        let in_kind = ok(&format!("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, on_destructive_change {written}));
+SELECT 1 AS ds"));
+        assert_eq!(in_kind.policy.on_destructive_change, policy);
+    }
+    let e = first_error("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, on_destructive_change drop));
+SELECT 1 AS ds");
+    assert_eq!(e.problem.code(), "invalid-value", "{e:?}");
     assert_eq!(
         ok(
             "MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));
@@ -269,11 +283,9 @@ SELECT 1 AS ds"
         ("MODEL (name a.b, kind VIEW (forward_only true));
 SELECT 1 AS x", "no history to keep"),
         ("MODEL (name a.b, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id, when_matched (WHEN MATCHED THEN UPDATE SET x = 1)));
-SELECT 1 AS id", "replaces a matched row whole"),
+SELECT 1 AS id", "does not support MERGE"),
         ("MODEL (name a.b, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id, merge_filter x > 1));
-SELECT 1 AS id", "unique key alone"),
-        ("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, on_destructive_change allow));
-SELECT 1 AS ds", "`allow` is not supported"),
+SELECT 1 AS id", "does not support MERGE"),
         ("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, auto_restatement_cron '@weekly'));
 SELECT 1 AS ds", "efmesh restate"),
     ] {

@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use efmesh_core::audit::query::AuditQuery;
 use efmesh_core::interval::Range;
 use efmesh_core::materialize;
+use efmesh_core::model::kind::DestructiveChange;
 use efmesh_core::model::Kind;
 use efmesh_core::plan::Plan;
 use efmesh_core::project::Project;
@@ -218,8 +219,9 @@ fn create_statement(
     Ok(materialize::create(d, &m.kind, relation, &select))
 }
 
-/// Bring kept physics in line with a forward-only version: add its new columns, refuse to
-/// drop any (that would rewrite the history forward-only promises to keep).
+/// Bring kept physics in line with a forward-only version: add its new columns; the ones it no
+/// longer returns are refused, dropped or kept as its `on_destructive_change` says (refusing is
+/// the default: dropping rewrites the history forward-only promises to keep).
 pub(crate) fn evolve_schema(
     project: &Project,
     i: usize,
@@ -236,23 +238,39 @@ pub(crate) fn evolve_schema(
         wanted.push((valid_to.to_string(), "TIMESTAMP".into()));
     }
     let existing = engine.table_columns(physical)?;
-    let added = materialize::evolve::add_columns(engine.dialect(), physical, &wanted, &existing)
-        .map_err(|dropped| {
-            Error::Plan(efmesh_core::plan::PlanError::ForwardOnly {
-                model: m.name.clone(),
-                reason: format!(
-                    "the new version drops column(s) {}; forward-only keeps the existing rows, so it can only add columns. Apply it without --forward-only (a breaking change rebuilds the history)",
-                    dropped.join(", ")
-                ),
-            })
-        })?;
-    if !added.is_empty() {
+    let policy = m.policy.on_destructive_change;
+    let evolution =
+        materialize::evolve::evolve(engine.dialect(), physical, &wanted, &existing, policy)
+            .map_err(|dropped| {
+                Error::Plan(efmesh_core::plan::PlanError::ForwardOnly {
+                    model: m.name.clone(),
+                    reason: format!(
+                        "the new version drops column(s) {}; forward-only keeps the existing rows, so it can only add columns. Apply it without --forward-only (a breaking change rebuilds the history), or set `on_destructive_change` to `allow`, `warn` or `ignore` in the model's kind",
+                        dropped.join(", ")
+                    ),
+                })
+            })?;
+    if !evolution.dropped.is_empty() && policy == DestructiveChange::Warn {
+        tracing::warn!(
+            model = m.name.as_str(),
+            columns = evolution.dropped.join(",").as_str(),
+            "dropping columns the forward-only version no longer returns (on_destructive_change warn)"
+        );
+    }
+    if !evolution.kept.is_empty() {
         tracing::info!(
             model = m.name.as_str(),
-            columns = added.len(),
-            "adding columns (forward-only)"
+            columns = evolution.kept.join(",").as_str(),
+            "keeping columns the forward-only version no longer returns; new rows hold NULL (on_destructive_change ignore)"
         );
-        engine.transaction(&format!("evolving {}", m.name), &added)?;
+    }
+    if !evolution.statements.is_empty() {
+        tracing::info!(
+            model = m.name.as_str(),
+            statements = evolution.statements.len(),
+            "evolving the schema (forward-only)"
+        );
+        engine.transaction(&format!("evolving {}", m.name), &evolution.statements)?;
     }
     Ok(())
 }

@@ -70,6 +70,10 @@ pub trait SqlDialect: Send + Sync + std::fmt::Debug {
     fn delete_using(&self, table: &str, using: &str, condition: &str) -> String;
     /// Add a column to an existing table.
     fn add_column(&self, table: &str, column: &str, sql_type: &str) -> String;
+    /// Drop `column` from `table` (a forward-only version's `on_destructive_change allow`).
+    fn drop_column(&self, table: &str, column: &str) -> String {
+        format!("ALTER TABLE {table} DROP COLUMN {}", self.ident(column))
+    }
     /// The rows of `from` (a relation or a parenthesized query with an alias) without
     /// `except`; `all` are its columns when known. `None` when the dialect needs them and they
     /// are not known.
