@@ -480,6 +480,60 @@ fn on_destructive_change_drops_or_keeps_the_columns_a_forward_only_version_leave
     }
 }
 
+#[test]
+fn auto_restatement_cron_restates_the_latest_intervals_when_it_fires() {
+    // one row per day, whose value comes from a file outside the project's models, as
+    // late-arriving data would
+    let p = project(&[
+        ("models/daily.sql", "MODEL (name m.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, auto_restatement_cron '@weekly', auto_restatement_intervals 3), start '2026-01-01', cron '@daily');\nSELECT CAST(d.range AS DATE) AS ds, v.v FROM range(CAST(@start_ds AS TIMESTAMP), CAST(@end_ds AS TIMESTAMP) + INTERVAL 1 DAY, INTERVAL 1 DAY) AS d, read_csv('v.csv') AS v\n"),
+        ("v.csv", "v\n1\n"),
+    ]);
+    let at = |now: &str, args: &[&str]| {
+        let out = efmesh(p.path())
+            .env("EFMESH_NOW", now)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?} at {now}: {out:?}");
+        out
+    };
+    let value = |v: &str| std::fs::write(p.path().join("v.csv"), format!("v\n{v}\n")).unwrap();
+    // 2026-01-01 is a Thursday: @weekly fires at midnight on Sunday 2026-01-04
+    at("2026-01-03T00:00:00Z", &["apply", "dev", "--yes"]);
+    value("2");
+    // no tick since the build: nothing is due
+    let quiet = json(&at("2026-01-03T12:00:00Z", &["run", "dev", "--json"]).stdout);
+    assert!(quiet.get("autoRestated").is_none(), "{quiet}");
+    // it fired: the 3 latest days [01-02, 01-05) are restated, 01-02 with the new value
+    let fired = json(&at("2026-01-05T00:00:00Z", &["run", "dev", "--json"]).stdout);
+    assert_eq!(
+        fired["autoRestated"][0]["start"], "2026-01-02T00:00:00Z",
+        "{fired}"
+    );
+    assert_eq!(
+        fired["autoRestated"][0]["end"], "2026-01-05T00:00:00Z",
+        "{fired}"
+    );
+    value("3");
+    // no tick since the last run: only the new day is computed
+    let next = json(&at("2026-01-06T00:00:00Z", &["run", "dev", "--json"]).stdout);
+    assert!(next.get("autoRestated").is_none(), "{next}");
+    let rows = at(
+        "2026-01-06T00:00:00Z",
+        &[
+            "query",
+            "dev",
+            "SELECT ds, v FROM m.daily ORDER BY ds",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&rows.stdout),
+        "ds,v\n2026-01-01,1\n2026-01-02,2\n2026-01-03,2\n2026-01-04,2\n2026-01-05,3\n"
+    );
+}
+
 /// `efmesh test --json` on `dir`: the exit code and the report.
 fn unit_tests(dir: &Path) -> (i32, serde_json::Value) {
     let out = efmesh(dir).args(["test", "--json"]).output().unwrap();

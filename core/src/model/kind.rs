@@ -231,13 +231,11 @@ const REFUSED_KIND_PARAMS: &[(&str, &str)] = &[
     ("when_matched", "efmesh's upsert replaces a matched row whole, as SQLMesh's DuckDB engine does: it fails such a model at run time (\"This engine does not support MERGE expressions\"); remove `when_matched`, or compute the merged values in the query"),
     ("merge_filter", "efmesh's upsert matches on the unique key alone, as SQLMesh's DuckDB engine does: it fails such a model at run time (\"This engine does not support MERGE expressions\"); remove `merge_filter`, or filter the query's rows"),
     ("csv_settings", "efmesh reads seed CSVs with a comma, double quotes and pandas' missing-value markers; rewrite the file in that form and remove `csv_settings`"),
-    ("auto_restatement_cron", "efmesh does not restate on a schedule; remove it and run `efmesh restate` from your scheduler"),
-    ("auto_restatement_intervals", "efmesh does not restate on a schedule; remove it and run `efmesh restate` from your scheduler"),
 ];
 
 /// How a model's changes and restatements are applied, from SQLMesh's kind parameters. Like
 /// [`Batching`], metadata: out of the fingerprint.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ChangePolicy {
     /// `forward_only true`: a change to the model keeps its physics and history and applies
     /// to new intervals only, as `--forward-only` does for one plan.
@@ -248,6 +246,19 @@ pub struct ChangePolicy {
     /// `on_destructive_change`: what a forward-only version that drops columns of the kept
     /// table does to them.
     pub on_destructive_change: DestructiveChange,
+    /// `auto_restatement_cron` (with `auto_restatement_intervals`): `efmesh run` restates the
+    /// model's latest intervals whenever this cron has fired since the last run.
+    pub auto_restatement: Option<AutoRestatement>,
+}
+
+/// SQLMesh's scheduled restatement: late-arriving data is picked up by recomputing the latest
+/// intervals (and the models downstream) on a schedule of its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AutoRestatement {
+    /// When to restate (UTC), a cron expression or a macro such as `@weekly`.
+    pub cron: String,
+    /// How many of the latest intervals to restate; `None` restates the whole history.
+    pub intervals: Option<u32>,
 }
 
 /// SQLMesh's `on_destructive_change`: a forward-only version keeps the table and its rows, so
@@ -421,7 +432,30 @@ pub fn parse_kind(
         forward_only: p.bool("forward_only")?.unwrap_or(false),
         disable_restatement: p.bool("disable_restatement")?.unwrap_or(false),
         on_destructive_change: DestructiveChange::Error,
+        auto_restatement: None,
     };
+    let restate_intervals = p.bounded("auto_restatement_intervals", 1, 1_000_000)?;
+    if let Some(v) = p.value("auto_restatement_cron") {
+        let cron = v.text()?;
+        if let Err(why) = crate::cron::parse(&cron) {
+            return Err(v.invalid(&format!(
+                "a 5-field cron expression or a macro such as @weekly; `{cron}`: {why}"
+            )));
+        }
+        if !matches!(kind, Kind::IncrementalByTimeRange { .. }) {
+            return Err(Diagnostic::at(
+                Problem::UnsupportedProperty {
+                    name: format!("{} auto_restatement_cron", kind.name()),
+                    why: "efmesh restates INCREMENTAL_BY_TIME_RANGE models only, whose history is time intervals; remove it, or rebuild the model with a breaking change".into(),
+                },
+                v.location(),
+            ));
+        }
+        policy.auto_restatement = Some(AutoRestatement {
+            cron,
+            intervals: restate_intervals,
+        });
+    }
     if policy.forward_only && !kind.has_history() {
         return Err(Diagnostic::at(
             Problem::UnsupportedProperty {

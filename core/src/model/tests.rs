@@ -257,6 +257,7 @@ SELECT 1 AS ds");
             forward_only: true,
             disable_restatement: true,
             on_destructive_change: DestructiveChange::Error,
+            auto_restatement: None,
         }
     );
     for (written, policy) in [
@@ -268,6 +269,18 @@ SELECT 1 AS ds");
 SELECT 1 AS ds"));
         assert_eq!(in_kind.policy.on_destructive_change, policy);
     }
+    let m = ok("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, auto_restatement_cron '@weekly', auto_restatement_intervals 3));
+SELECT 1 AS ds");
+    assert_eq!(
+        m.policy.auto_restatement,
+        Some(crate::model::kind::AutoRestatement {
+            cron: "@weekly".into(),
+            intervals: Some(3)
+        })
+    );
+    let e = first_error("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, auto_restatement_cron 'sometimes'));
+SELECT 1 AS ds");
+    assert_eq!(e.problem.code(), "invalid-value", "{e:?}");
     let e = first_error("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, on_destructive_change drop));
 SELECT 1 AS ds");
     assert_eq!(e.problem.code(), "invalid-value", "{e:?}");
@@ -286,8 +299,8 @@ SELECT 1 AS x", "no history to keep"),
 SELECT 1 AS id", "does not support MERGE"),
         ("MODEL (name a.b, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id, merge_filter x > 1));
 SELECT 1 AS id", "does not support MERGE"),
-        ("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, auto_restatement_cron '@weekly'));
-SELECT 1 AS ds", "efmesh restate"),
+        ("MODEL (name a.b, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id, auto_restatement_cron '@weekly'));
+SELECT 1 AS id", "INCREMENTAL_BY_TIME_RANGE models only"),
     ] {
         let e = first_error(src);
         assert_eq!(e.problem.code(), "unsupported-property", "{src}: {e:?}");

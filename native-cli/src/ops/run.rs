@@ -120,6 +120,9 @@ pub struct RunReport {
     /// Set when the journal could not be written; the outcome above is still the tick's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub journal_error: Option<String>,
+    /// What `auto_restatement_cron` cleared before this tick computed what was missing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub auto_restated: Vec<crate::ops::restate::Restated>,
 }
 
 impl RunReport {
@@ -134,6 +137,7 @@ impl RunReport {
             lock: None,
             error: None,
             started_at: started,
+            auto_restated: vec![],
             duration_ms: 0,
             journal_error: None,
         }
@@ -144,10 +148,11 @@ impl RunReport {
 /// when it does not (a model that no longer checks), the failure is journaled through the
 /// config alone, so `efmesh status` still sees that the last tick failed.
 pub fn run_dir(dir: &std::path::Path, env: &str, opts: &RunOptions) -> (RunReport, Option<Error>) {
-    let started = Utc::now();
+    let started = crate::util::clock::now();
+    let clock = std::time::Instant::now();
     match Efmesh::open(dir) {
         Ok(ef) => run(&ef, env, opts),
-        Err(e) => (journal_load_failure(dir, env, started, &e), Some(e)),
+        Err(e) => (journal_load_failure(dir, env, started, clock, &e), Some(e)),
     }
 }
 
@@ -156,12 +161,13 @@ fn journal_load_failure(
     dir: &std::path::Path,
     env: &str,
     started: DateTime<Utc>,
+    clock: std::time::Instant,
     e: &Error,
 ) -> RunReport {
     let report = RunReport {
         outcome: Outcome::Error,
         error: Some(RunFailure::of(e)),
-        duration_ms: (Utc::now() - started).num_milliseconds().max(0) as u64,
+        duration_ms: clock.elapsed().as_millis() as u64,
         ..RunReport::new(env, started)
     };
     let written =
@@ -178,7 +184,9 @@ fn journal_load_failure(
 /// Run one tick of `env`. The report carries every outcome; the error, when there is one, is
 /// returned beside it for a full diagnostic.
 pub fn run(ef: &Efmesh, env: &str, opts: &RunOptions) -> (RunReport, Option<Error>) {
-    let started = Utc::now();
+    // the journal keeps the clock that decides what is due (`EFMESH_NOW` when set), so
+    // `auto_restatement_cron` compares like with like
+    let started = crate::util::clock::now();
     let clock = std::time::Instant::now();
     let (mut report, error) = tick(ef, env, opts, started);
     report.duration_ms = clock.elapsed().as_millis() as u64;
@@ -216,6 +224,10 @@ fn tick(
         }
         Err(e) => return fail(report, e),
     };
+    match auto_restate(ef, env) {
+        Ok(restated) => report.auto_restated = restated,
+        Err(e) => return fail(report, e),
+    }
     let plan = match ef.state().and_then(|mut s| {
         ef.plan_checked(
             s.as_mut(),
@@ -344,6 +356,101 @@ fn full_models_due(ef: &Efmesh, plan: &efmesh_core::plan::Plan) -> Result<Vec<St
     Ok(due)
 }
 
+/// SQLMesh's `auto_restatement_cron`: a model whose restatement cron has fired since the
+/// previous tick (or since its physics was built, whichever is later) has its latest
+/// `auto_restatement_intervals` complete intervals (its whole history without it), and the
+/// overlapping intervals downstream, cleared, so this tick computes them again. Runs under the
+/// environment's lock, before the plan, so the cleared intervals are in it.
+fn auto_restate(ef: &Efmesh, env: &str) -> Result<Vec<crate::ops::restate::Restated>, Error> {
+    let project = ef.project_for(env)?;
+    let scheduled: Vec<(usize, &efmesh_core::model::kind::AutoRestatement)> = project
+        .models
+        .iter()
+        .enumerate()
+        // `disable_restatement` wins, as in SQLMesh
+        .filter(|(_, m)| !m.policy.disable_restatement)
+        .filter_map(|(i, m)| Some((i, m.policy.auto_restatement.as_ref()?)))
+        .collect();
+    if scheduled.is_empty() {
+        return Ok(vec![]);
+    }
+    let now = crate::util::clock::now();
+    let mut state = ef.state()?;
+    let pointers = state.environment(env)?;
+    // the previous tick that got past the lock considered restatements already
+    let previous = state
+        .runs(env, 50)?
+        .into_iter()
+        .find(|r| r.command == "run" && r.outcome != crate::state::Outcome::LockHeld)
+        .map(|r| r.started_at);
+    let pfps: Vec<String> = scheduled
+        .iter()
+        .filter_map(|(i, _)| {
+            Some(
+                pointers
+                    .get(&project.models[*i].name)?
+                    .physical_fingerprint
+                    .clone(),
+            )
+        })
+        .collect();
+    let built = state.built_times(&pfps)?;
+    let mut out = vec![];
+    for (i, auto) in scheduled {
+        let m = &project.models[i];
+        let Some(pfp) = pointers.get(&m.name).map(|p| &p.physical_fingerprint) else {
+            continue;
+        };
+        let Some(built_at) = built.get(pfp) else {
+            continue;
+        };
+        let since = previous.map_or(*built_at, |p| p.max(*built_at));
+        let expr =
+            crate::ops::schedule::CronExpr::parse(&auto.cron).map_err(|e| Error::Argument {
+                message: format!("`{}`: auto_restatement_cron `{}`: {e}", m.name, auto.cron),
+                help: None,
+            })?;
+        if !expr.next_after_utc(since).is_some_and(|next| next <= now) {
+            continue;
+        }
+        let unit = m.interval_unit();
+        let mut end = unit.floor(now.naive_utc());
+        if let Some(e) = project.history_end(i) {
+            end = end.min(unit.ceil(e));
+        }
+        let first = project.history_start(i).map(|s| unit.floor(s));
+        let start = match (auto.intervals, first) {
+            (Some(n), Some(first)) => (end - unit.step() * n as i32).max(first),
+            (Some(n), None) => end - unit.step() * n as i32,
+            (None, Some(first)) => first,
+            (None, None) => continue,
+        };
+        if start >= end {
+            continue;
+        }
+        let iso = |t: chrono::NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%S").to_string();
+        tracing::info!(
+            env,
+            model = m.name.as_str(),
+            cron = auto.cron.as_str(),
+            from = iso(start).as_str(),
+            to = iso(end).as_str(),
+            "auto_restatement_cron fired; restating"
+        );
+        let report = crate::ops::restate::restate(
+            &project,
+            state.as_mut(),
+            env,
+            &m.name,
+            &iso(start),
+            &iso(end),
+            false,
+        )?;
+        out.extend(report.restated);
+    }
+    Ok(out)
+}
+
 fn journal(ef: &Efmesh, report: &RunReport) -> Result<(), Error> {
     ef.state()?.record_run(&record_of(report))?;
     Ok(())
@@ -360,7 +467,7 @@ fn record_of(report: &RunReport) -> RunRecord {
         env: report.env.clone(),
         command: "run".into(),
         started_at: report.started_at,
-        finished_at: Utc::now(),
+        finished_at: report.started_at + chrono::Duration::milliseconds(report.duration_ms as i64),
         outcome: report.outcome,
         detail,
     }
