@@ -150,6 +150,21 @@ pub struct Model {
 }
 
 impl Model {
+    /// Whether every tick of the model's cron is an edge of its intervals: then a run never
+    /// finds an interval in progress, and SQLMesh's `allow_partials` changes nothing.
+    pub fn cron_fires_on_interval_edges(&self) -> bool {
+        let Ok(cron) = crate::cron::parse(self.cron.as_deref().unwrap_or("@daily")) else {
+            return false;
+        };
+        let zero =
+            |items: &[crate::cron::Item]| matches!(items, [i] if !i.star && i.lo == 0 && i.hi == 0);
+        match self.interval_unit() {
+            IntervalUnit::Minute => true,
+            IntervalUnit::Hour => zero(&cron.parsed[0]),
+            IntervalUnit::Day => zero(&cron.parsed[0]) && zero(&cron.parsed[1]),
+        }
+    }
+
     /// The unit of the model's intervals: its declared `interval_unit`, else the one its `cron`
     /// implies (a schedule that fires every minute or hour gets that unit), else a day.
     pub fn interval_unit(&self) -> IntervalUnit {
@@ -324,6 +339,26 @@ pub fn parse_model_file(
     model.defines_audits = audits_at.is_some();
     if let Some(p) = notes.on_destructive_change {
         model.policy.on_destructive_change = p;
+    }
+    if let Some(at) = notes.allow_partials {
+        if !model.cron_fires_on_interval_edges() {
+            diags.push(Diagnostic::at(
+                Problem::UnsupportedProperty {
+                    name: "allow_partials".into(),
+                    why: format!(
+                        "with cron `{}` SQLMesh computes the {} interval in progress at each run; efmesh computes complete intervals only. Remove `allow_partials`, or use a cron that fires on interval edges (`@{}`), where SQLMesh computes none either",
+                        model.cron.as_deref().unwrap_or("@daily"),
+                        model.interval_unit().label(),
+                        match model.interval_unit() {
+                            IntervalUnit::Minute => "minute (* * * * *)",
+                            IntervalUnit::Hour => "hourly",
+                            IntervalUnit::Day => "daily",
+                        }
+                    ),
+                },
+                at,
+            ));
+        }
     }
     if notes.disabled {
         // `enabled false`: SQLMesh loads no such model, and neither does efmesh
@@ -734,6 +769,9 @@ struct Notes {
     disabled: bool,
     /// A `dialect` other than DuckDB, and where it is written.
     foreign_dialect: Option<(String, Location)>,
+    /// `allow_partials true`, and where: accepted when the model's cron only fires on interval
+    /// edges (then SQLMesh computes no partial interval either).
+    allow_partials: Option<Location>,
     /// `on_destructive_change` written as a model property rather than in the kind.
     on_destructive_change: Option<kind::DestructiveChange>,
 }
@@ -775,7 +813,7 @@ fn sqlmesh_property(
         }
         "allow_partials" => {
             if v.bool()? {
-                return refuse("efmesh computes complete intervals only, so the table would lack the partial one SQLMesh writes; remove `allow_partials` (or set it to false)".into());
+                notes.allow_partials = Some(v.location());
             }
         }
         "on_destructive_change" => notes.on_destructive_change = Some(kind::destructive_change(v)?),

@@ -191,14 +191,31 @@ SELECT STRUCT<a INT64>(1) FROM `p.d.t` QUALIFY 1 WINDOW",
     assert_eq!(e.problem.code(), "unsupported-property", "{e:?}");
     assert!(e.problem.help().unwrap().contains("DuckDB SQL"));
     // partial intervals and another gateway would build something else
+    // a partial interval only exists when the cron fires inside an interval
     let e = first_error(
-        "MODEL (name a.b, allow_partials true);
+        "MODEL (name a.b, allow_partials true, cron '0 6 * * *');
 SELECT 1 AS x",
     );
     assert_eq!(
         e.problem.to_string(),
         "property `allow_partials` is not supported by efmesh"
     );
+    assert!(e.problem.help().unwrap().contains("`0 6 * * *`"), "{e:?}");
+    let e = first_error(
+        "MODEL (name a.b, allow_partials true, cron '@hourly', interval_unit day);
+SELECT 1 AS x",
+    );
+    assert_eq!(e.problem.code(), "unsupported-property", "{e:?}");
+    for cron in ["@daily", "0 0 * * 1", "@weekly"] {
+        ok(&format!(
+            "MODEL (name a.b, allow_partials true, cron '{cron}');
+SELECT 1 AS x"
+        ));
+    }
+    ok("MODEL (name a.b, allow_partials true, cron '@hourly');
+SELECT 1 AS x");
+    ok("MODEL (name a.b, allow_partials true);
+SELECT 1 AS x");
     assert!(
         ok("MODEL (name a.b, allow_partials false);
 SELECT 1 AS x")
