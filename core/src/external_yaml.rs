@@ -12,6 +12,12 @@ use serde::Deserialize;
 /// The conventional file name, at the project root.
 pub const EXTERNAL_MODELS_FILE: &str = "external_models.yaml";
 
+/// SQLMesh's older name for [`EXTERNAL_MODELS_FILE`], read when that file is absent.
+pub const DEPRECATED_EXTERNAL_MODELS_FILE: &str = "schema.yaml";
+
+/// The directory whose `**/*.yaml` files declare more external models.
+pub const EXTERNAL_MODELS_DIR: &str = "external_models";
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Entry {

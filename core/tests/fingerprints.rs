@@ -47,7 +47,7 @@ fn load_dir(root: &Path) -> Loaded {
         config,
         models: files_under(root, "models"),
         audits: files_under(root, "audits"),
-        external_models: None,
+        external_models: vec![],
         macros: vec![],
         config_diagnostics: vec![],
     };
@@ -161,7 +161,7 @@ fn fp_with_parent(parent_columns: &str, model: &str) -> String {
             },
         ],
         audits: vec![],
-        external_models: None,
+        external_models: vec![],
         macros: vec![],
         config_diagnostics: vec![],
     };
@@ -315,7 +315,7 @@ fn a_version_from_another_fingerprint_version_is_breaking_or_refused() {
             text: "MODEL (name s.a, kind FULL);\nSELECT 1 AS x".into(),
         }],
         audits: vec![],
-        external_models: None,
+        external_models: vec![],
         macros: vec![],
         config_diagnostics: vec![],
     };

@@ -186,7 +186,7 @@ fn scd_type_2_closes_changed_versions_and_opens_new_ones() {
             text: "MODEL (name s.h, kind SCD_TYPE_2 (unique_key id));\nSELECT 1 AS id, 'x' AS tier, now() AS updated_at".into(),
         }],
         audits: vec![],
-        external_models: None,
+        external_models: vec![],
         macros: vec![],
         config_diagnostics: vec![],
     };

@@ -55,7 +55,7 @@ fn check_model(text: &str) {
             text: text.to_string(),
         }],
         audits: vec![],
-        external_models: None,
+        external_models: vec![],
         macros: vec![],
         config_diagnostics: vec![],
     };

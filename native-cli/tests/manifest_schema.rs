@@ -186,7 +186,7 @@ fn real_fingerprint() -> String {
             text: "MODEL (name s.m, kind FULL);\nSELECT 1 AS x".into(),
         }],
         audits: vec![],
-        external_models: None,
+        external_models: vec![],
         macros: vec![],
         config_diagnostics: vec![],
     };

@@ -534,6 +534,53 @@ fn auto_restatement_cron_restates_the_latest_intervals_when_it_fires() {
     );
 }
 
+#[test]
+fn external_models_are_read_from_every_file_sqlmesh_reads_them_from() {
+    let p = fixture("sqlmesh-init");
+    std::fs::write(
+        p.path().join("models/joined.sql"),
+        "MODEL (name sqlmesh_example.joined, kind VIEW);\nSELECT l.id, o.zip FROM raw.legacy AS l JOIN raw.other AS o USING (id)\n",
+    )
+    .unwrap();
+    let errors = |p: &Path| -> Vec<String> {
+        let out = efmesh(p).args(["check", "--json"]).output().unwrap();
+        json(&out.stdout)["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["severity"] == "error")
+            .map(|d| d["message"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        errors(p.path()).len(),
+        2,
+        "both tables are unknown at first"
+    );
+    // SQLMesh's older name for external_models.yaml, and the external_models/ directory
+    std::fs::write(
+        p.path().join("schema.yaml"),
+        "- name: raw.legacy\n  columns:\n    id: int\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(p.path().join("external_models/more")).unwrap();
+    std::fs::write(
+        p.path().join("external_models/more/other.yaml"),
+        "- name: raw.other\n  columns:\n    id: int\n    zip: text\n",
+    )
+    .unwrap();
+    assert_eq!(errors(p.path()), Vec::<String>::new());
+    // with external_models.yaml present, schema.yaml is not read, as in SQLMesh
+    std::fs::write(
+        p.path().join("external_models.yaml"),
+        "- name: raw.unused\n  columns:\n    id: int\n",
+    )
+    .unwrap();
+    let left = errors(p.path());
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(left[0].contains("raw.legacy"), "{left:?}");
+}
+
 /// `efmesh test --json` on `dir`: the exit code and the report.
 fn unit_tests(dir: &Path) -> (i32, serde_json::Value) {
     let out = efmesh(dir).args(["test", "--json"]).output().unwrap();

@@ -120,7 +120,17 @@ pub fn parse_audit_tokens(
     let mut diags = vec![];
     let mut out = vec![];
     let mut pos = 0;
-    while sql::has_content(&tokens[pos..]) {
+    loop {
+        // an empty statement between two audits (`...;;`) is nothing, as in SQLMesh
+        while tokens
+            .get(pos)
+            .is_some_and(|t| matches!(t.token, Token::Whitespace(_) | Token::SemiColon))
+        {
+            pos += 1;
+        }
+        if !sql::has_content(&tokens[pos..]) {
+            break;
+        }
         let blk = match block::parse_block("AUDIT", "AUDIT", &tokens[pos..], file) {
             Ok(Some(b)) => b,
             Ok(None) => {
@@ -370,5 +380,13 @@ mod tests {
             vec!["a1", "a2"]
         );
         assert_eq!(defs[1].blocking, Some(false));
+        // `;;` between two audits, as SQLMesh projects write
+        let (defs, diags) = parse_audit_file(
+            "audits/a.sql",
+            "AUDIT (name a1);\nSELECT * FROM @this_model WHERE x < 0;;\n\nAUDIT (name a2);\nSELECT 1;\n;",
+            Dialect::DuckDb,
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(defs.len(), 2);
     }
 }

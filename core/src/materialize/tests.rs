@@ -19,7 +19,7 @@ fn project(models: &[(&str, &str)]) -> crate::project::Project {
             })
             .collect(),
         audits: vec![],
-        external_models: None,
+        external_models: vec![],
         macros: vec![],
         config_diagnostics: vec![],
     };

@@ -24,7 +24,7 @@ fn project(models: &[(&str, &str)]) -> Project {
             })
             .collect(),
         audits: vec![],
-        external_models: None,
+        external_models: vec![],
         macros: vec![],
         config_diagnostics: vec![],
     };

@@ -77,7 +77,7 @@ fn collect_models(
         diags.extend(d);
         models.extend(m);
     }
-    if let Some(y) = &sources.external_models {
+    for y in &sources.external_models {
         match crate::external_yaml::parse(&y.path, &y.text) {
             Ok(ms) => models.extend(ms),
             Err(d) => diags.push(d),

@@ -41,8 +41,9 @@ pub struct ProjectSources {
     pub models: Vec<SourceText>,
     /// Every AUDIT file selected by the config's audit globs.
     pub audits: Vec<SourceText>,
-    /// `external_models.yaml`, when the project has one.
-    pub external_models: Option<SourceText>,
+    /// The files declaring external models: `external_models.yaml` (or SQLMesh's older name
+    /// for it, `schema.yaml`) and every `external_models/**/*.yaml`, as SQLMesh reads them.
+    pub external_models: Vec<SourceText>,
     /// The project's macro files (`macros/**/*.sql`): `@DEF` statements every model can call.
     pub macros: Vec<SourceText>,
     /// What reading the configuration found besides the config itself: the SQLMesh keys efmesh

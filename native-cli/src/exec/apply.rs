@@ -573,7 +573,7 @@ mod tests {
                 text: "MODEL (name s.seed, kind SEED (path 's.csv'));".into(),
             }],
             audits: vec![],
-            external_models: None,
+            external_models: vec![],
             macros: vec![],
             config_diagnostics: vec![],
         };

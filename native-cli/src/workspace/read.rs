@@ -4,7 +4,9 @@
 use super::discover;
 use crate::{CheckFailure, Error};
 use efmesh_core::config::{Config, CONFIG_FILE};
-use efmesh_core::external_yaml::EXTERNAL_MODELS_FILE;
+use efmesh_core::external_yaml::{
+    DEPRECATED_EXTERNAL_MODELS_FILE, EXTERNAL_MODELS_DIR, EXTERNAL_MODELS_FILE,
+};
 use efmesh_core::project::{self, Project, ProjectSources, SourceText};
 use efmesh_core::Diagnostic;
 use std::collections::BTreeMap;
@@ -215,7 +217,7 @@ pub(crate) fn sources_for(
         config: config.clone(),
         models: vec![],
         audits: vec![],
-        external_models: None,
+        external_models: vec![],
         macros: vec![],
         config_diagnostics,
     };
@@ -257,12 +259,25 @@ pub(crate) fn sources_for(
             ));
         }
     }
-    if root.join(EXTERNAL_MODELS_FILE).is_file() {
-        let text = read(EXTERNAL_MODELS_FILE)?;
-        sources.external_models = Some(SourceText {
-            path: EXTERNAL_MODELS_FILE.into(),
+    let sqlmesh = name != CONFIG_FILE;
+    // SQLMesh reads `schema.yaml` only without `external_models.yaml`, and then the directory
+    let file = [EXTERNAL_MODELS_FILE, DEPRECATED_EXTERNAL_MODELS_FILE]
+        .into_iter()
+        .take(if sqlmesh { 2 } else { 1 })
+        .find(|f| root.join(f).is_file());
+    if let Some(file) = file {
+        let text = read(file)?;
+        sources.external_models.push(SourceText {
+            path: file.into(),
             text,
         });
+    }
+    if sqlmesh {
+        let glob = [format!("{EXTERNAL_MODELS_DIR}/**/*.yaml")];
+        for path in discover::matching_files(root, &glob)? {
+            let text = read(&path)?;
+            sources.external_models.push(SourceText { path, text });
+        }
     }
     Ok(Ok((config_text, sources)))
 }
