@@ -4,7 +4,7 @@
 //! fixtures are `tests/sqlmesh-init` (what `sqlmesh init duckdb` writes, unchanged) and
 //! `tests/sqlmesh-macros` (variables, `@DEF`, `@EACH`, `@{}` names, `@GENERATE_SURROGATE_KEY`,
 //! `@SAFE_ADD`, `@REDUCE`, `@AND`, `@STAR`, `@PIVOT`, `@DEDUPLICATE`, `@DATE_SPINE`,
-//! `@HAVERSINE_DISTANCE`, a model without `kind`, and an audit defined in a model file). `tests/sqlmesh-tests` holds YAML tests that SQLMesh 0.236.4's `sqlmesh test` passes
+//! `@HAVERSINE_DISTANCE`, `@UNION`, a model without `kind`, and an audit defined in a model file). `tests/sqlmesh-tests` holds YAML tests that SQLMesh 0.236.4's `sqlmesh test` passes
 //! (CTE outputs, CSV and query fixtures, a fixture file, `execution_time` and variables).
 
 mod common;
@@ -162,6 +162,20 @@ fn variables_and_the_macro_language_build_what_sqlmesh_builds() {
             "SELECT sale_region_2, doubled_2 FROM mart.starred_again ORDER BY ALL"
         ),
         ["eu,60.0", "jp,198.0", "us,25.0"]
+    );
+    // @UNION: the columns of the same name and type, as SQLMesh built them:
+    // [('eu', 4.0), ('jp', 9.5), ('us', 2.5)], and with a false condition [('eu', 4.0), ('us', 2.5)]
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM mart.unioned ORDER BY ALL"),
+        ["eu,4.0", "jp,9.5", "us,2.5"]
+    );
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT * FROM mart.first_only ORDER BY ALL"
+        ),
+        ["eu,4.0", "us,2.5"]
     );
     // a model without `kind` is a VIEW, as in SQLMesh
     let plan = efmesh(p.path())

@@ -509,9 +509,9 @@ fn check_key_columns(m: &Model, out: &[String], diags: &mut Vec<Diagnostic>) {
     }
 }
 
-/// SQLMesh's `@STAR` writes a parent's columns, which are known only in this phase: a file
-/// that uses it is parsed first with `table.*` standing in (references and the DAG need only
-/// its `FROM`), then parsed again here, in topological order, once its parents' columns are
+/// SQLMesh's `@STAR` and `@UNION` write their tables' columns, which are known only in this
+/// phase: a file that uses them is parsed first with `table.*` (`SELECT * FROM` each table)
+/// standing in (references and the DAG need only its tables), then parsed again here, in topological order, once its parents' columns are
 /// settled, so a `@STAR` over a model that itself uses `@STAR` sees the renamed columns.
 /// Projects without `@STAR` pay one scan of their files' text.
 struct Star<'s> {
@@ -596,10 +596,11 @@ impl<'s> Star<'s> {
     }
 }
 
-/// Whether a model file may call `@STAR` (a cheap scan; a mention in a comment only costs a
-/// second parse).
+/// Whether a model file may call `@STAR` or `@UNION`, which need their parents' columns (a
+/// cheap scan; a mention in a comment only costs a second parse).
 fn mentions_star(text: &str) -> bool {
-    text.as_bytes()
-        .windows(5)
-        .any(|w| w.eq_ignore_ascii_case(b"@star"))
+    let bytes = text.as_bytes();
+    [b"@star".as_slice(), b"@union".as_slice()]
+        .iter()
+        .any(|m| bytes.windows(m.len()).any(|w| w.eq_ignore_ascii_case(m)))
 }

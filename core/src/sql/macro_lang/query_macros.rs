@@ -1,4 +1,4 @@
-//! SQLMesh's built-in macros that write whole projections, queries or formulas: `@STAR` (from a
+//! SQLMesh's built-in macros that write whole projections, queries or formulas: `@STAR` and `@UNION` (from
 //! parent's columns), `@PIVOT`, `@DEDUPLICATE`, `@DATE_SPINE` and `@HAVERSINE_DISTANCE`. Each
 //! writes the DuckDB SQL SQLMesh 0.236 writes for the same call (recorded in the tests), so a
 //! model's rows are the same under both tools.
@@ -15,6 +15,7 @@ pub(super) const NAMES: &[&str] = &[
     "deduplicate",
     "date_spine",
     "haversine_distance",
+    "union",
 ];
 
 /// Call `lname` when it is one of this module's macros.
@@ -31,6 +32,7 @@ pub(super) fn call(
         "deduplicate" => deduplicate(x, name, call, list),
         "date_spine" => date_spine(x, name, call, list),
         "haversine_distance" => haversine(x, name, call, list),
+        "union" => union(x, name, call, list),
         _ => return None,
     };
     Some(r)
@@ -188,14 +190,7 @@ fn star(
     ];
     let b = bind(x, name, call, list, P, 1)?;
     let relation = b.get(0).expect("bound");
-    let parts: Vec<String> = relation
-        .tokens
-        .iter()
-        .filter_map(|t| match &t.token {
-            Token::Word(w) => Some(w.value.to_ascii_lowercase()),
-            _ => None,
-        })
-        .collect();
+    let parts = relation_parts(relation);
     let Some(last) = parts.last().cloned() else {
         return Err(x.error(
             name,
@@ -225,11 +220,7 @@ fn star(
         }
     };
     let key = parts.join(".");
-    let columns = x.env.relations.as_ref().map(|known| {
-        known
-            .get(&key)
-            .or_else(|| known.get(&parts[parts.len().saturating_sub(2)..].join(".")))
-    });
+    let columns = relation_columns(x, &parts);
     let columns = match columns {
         Some(Some(c)) if !c.is_empty() => c,
         unknown => {
@@ -269,6 +260,158 @@ fn star(
         })
         .collect();
     tokens(x, name, call, &items.join(", "))
+}
+
+/// The lower-cased name parts of a relation argument (`schema.table`).
+fn relation_parts(a: &Arg) -> Vec<String> {
+    a.tokens
+        .iter()
+        .filter_map(|t| match &t.token {
+            Token::Word(w) => Some(w.value.to_ascii_lowercase()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The known columns of a relation (`None` while the project's columns are not known yet).
+fn relation_columns<'e>(
+    x: &'e Expander<'_>,
+    parts: &[String],
+) -> Option<Option<&'e Vec<(String, Option<String>)>>> {
+    x.env.relations.as_ref().map(|known| {
+        known
+            .get(&parts.join("."))
+            .or_else(|| known.get(&parts[parts.len().saturating_sub(2)..].join(".")))
+    })
+}
+
+/// `@UNION([condition,] ['all' | 'distinct',] table, ...)`: the tables' common columns (same
+/// name and type, in the first table's order), cast to their type, stacked with `UNION ALL` or
+/// `UNION`; with a false condition, the first table alone. Where a type is not known efmesh
+/// compares names only and casts nothing, which reads the same values.
+fn union(
+    x: &mut Expander<'_>,
+    name: &str,
+    call: &[TokenWithSpan],
+    list: &[Arg],
+) -> Result<Value, Diagnostic> {
+    if let Some(a) = list.iter().find(|a| a.name.is_some()) {
+        return Err(x.error(
+            name,
+            &a.tokens,
+            "takes its arguments by position".into(),
+            "write `@UNION('all', schema.a, schema.b)`".into(),
+        ));
+    }
+    let mut rest = list;
+    let mut condition = true;
+    if let Some(first) = rest.first() {
+        if let Value::Bool(b) = x.value_of(&first.tokens)? {
+            condition = b;
+            rest = &rest[1..];
+        }
+    }
+    let mut distinct = false;
+    if let Some(first) = rest.first() {
+        if let Value::Str(s) = x.value_of(&first.tokens)? {
+            distinct = match s.to_ascii_uppercase().as_str() {
+                "ALL" => false,
+                "DISTINCT" => true,
+                _ => {
+                    return Err(x.error(
+                        name,
+                        &first.tokens,
+                        format!("invalid type '{s}'"),
+                        "write 'all' or 'distinct'".into(),
+                    ))
+                }
+            };
+            rest = &rest[1..];
+        }
+    }
+    if rest.is_empty() {
+        return Err(x.error(
+            name,
+            call,
+            "needs at least one table".into(),
+            "write `@UNION('all', schema.a, schema.b)`".into(),
+        ));
+    }
+    let tables: Vec<Vec<String>> = rest.iter().map(relation_parts).collect();
+    if let Some(k) = tables.iter().position(|t| t.is_empty()) {
+        return Err(x.error(
+            name,
+            &rest[k].tokens,
+            "expects a table name".into(),
+            "write `@UNION('all', schema.a, schema.b)`".into(),
+        ));
+    }
+    let set_op = if distinct { "UNION" } else { "UNION ALL" };
+    let used = if condition { &tables[..] } else { &tables[..1] };
+    // the common columns are those of every table, even when the condition leaves one
+    let mut known = vec![];
+    for (t, arg) in tables.iter().zip(rest) {
+        match relation_columns(x, t) {
+            // the columns are not known yet: every column reads the same tables
+            None => {
+                let sql: Vec<String> = used
+                    .iter()
+                    .map(|t| format!("SELECT * FROM {}", t.join(".")))
+                    .collect();
+                return tokens(x, name, call, &sql.join(&format!(" {set_op} ")));
+            }
+            Some(Some(c)) if !c.is_empty() => known.push(c.clone()),
+            Some(_) => {
+                return Err(x.error(
+                    name,
+                    &arg.tokens,
+                    format!("the columns of `{}` are not known", t.join(".")),
+                    format!(
+                        "declare `columns` in `{}`'s MODEL block (or in external_models.yaml)",
+                        t.join(".")
+                    ),
+                ))
+            }
+        }
+    }
+    let typed = known.iter().flatten().all(|(_, t)| t.is_some());
+    let same = |a: &(String, Option<String>), b: &(String, Option<String>)| {
+        a.0.eq_ignore_ascii_case(&b.0)
+            && (!typed
+                || a.1.as_deref().map(str::to_ascii_uppercase)
+                    == b.1.as_deref().map(str::to_ascii_uppercase))
+    };
+    let common: Vec<&(String, Option<String>)> = known[0]
+        .iter()
+        .filter(|c| {
+            known[1..]
+                .iter()
+                .all(|other| other.iter().any(|o| same(c, o)))
+        })
+        .collect();
+    if common.is_empty() {
+        return Err(x.error(
+            name,
+            call,
+            "the tables have no column in common".into(),
+            "union tables that share columns of the same name and type".into(),
+        ));
+    }
+    let projection: Vec<String> = common
+        .iter()
+        .map(|(c, ty)| {
+            let q = crate::quote::ident(c);
+            match ty.as_deref().filter(|_| typed) {
+                Some(t) => format!("CAST({q} AS {t}) AS {q}"),
+                None => q,
+            }
+        })
+        .collect();
+    let selects: Vec<String> = used
+        .iter()
+        .map(|t| format!("SELECT {} FROM {}", projection.join(", "), t.join(".")))
+        .collect();
+    tokens(x, name, call, &selects.join(&format!(" {set_op} ")))
 }
 
 /// `@PIVOT(column, values, alias, agg, cmp, prefix, suffix, then_value, else_value, quote,

@@ -323,3 +323,41 @@ fn star_writes_the_relations_columns_as_sqlmesh_does() {
         .to_string()
         .contains("columns of `raw.nope` are not known"));
 }
+
+#[test]
+fn union_writes_the_common_columns_as_sqlmesh_does() {
+    // before the columns are known, every column of the tables stands in
+    assert_eq!(
+        x("@UNION('distinct', foo.a, foo.b)"),
+        "SELECT * FROM foo.a UNION SELECT * FROM foo.b"
+    );
+    let mut e = env();
+    let col = |n: &str, t: &str| (n.to_string(), Some(t.to_string()));
+    e.relations = Some(
+        [
+            (
+                "foo.a".to_string(),
+                vec![col("a", "int"), col("b", "string"), col("c", "string")],
+            ),
+            (
+                "foo.b".to_string(),
+                vec![col("c", "string"), col("a", "int"), col("b", "int")],
+            ),
+        ]
+        .into_iter()
+        .collect(),
+    );
+    // SQLMesh 0.236.4's docstring example (foo: a int, b string, c string; bar: c string,
+    // a int, b int): 'SELECT CAST(a AS INT) AS a, CAST(c AS TEXT) AS c FROM foo UNION ...'
+    assert_eq!(
+        x_in("@UNION('distinct', foo.a, foo.b)", &e),
+        "SELECT CAST(\"a\" AS int) AS \"a\", CAST(\"c\" AS string) AS \"c\" FROM foo.a UNION SELECT CAST(\"a\" AS int) AS \"a\", CAST(\"c\" AS string) AS \"c\" FROM foo.b"
+    );
+    // 'all' is the default; a false condition keeps the first table alone
+    assert!(x_in("@UNION(foo.a, foo.b)", &e).contains(" UNION ALL SELECT "));
+    assert_eq!(
+        x_in("@UNION(FALSE, foo.a, foo.b)", &e),
+        "SELECT CAST(\"a\" AS int) AS \"a\", CAST(\"c\" AS string) AS \"c\" FROM foo.a"
+    );
+    assert!(err("@UNION('some', foo.a, foo.b)").contains("invalid type 'some'"));
+}
