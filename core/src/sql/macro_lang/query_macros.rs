@@ -1,7 +1,7 @@
-//! SQLMesh's built-in macros that write whole projections, queries or formulas: `@STAR` and `@UNION` (from
-//! parent's columns), `@PIVOT`, `@DEDUPLICATE`, `@DATE_SPINE` and `@HAVERSINE_DISTANCE`. Each
-//! writes the DuckDB SQL SQLMesh 0.236 writes for the same call (recorded in the tests), so a
-//! model's rows are the same under both tools.
+//! SQLMesh's built-in macros that write whole projections, queries or formulas: `@STAR` and
+//! `@UNION` (from their tables' columns), `@PIVOT`, `@DEDUPLICATE`, `@DATE_SPINE` and
+//! `@HAVERSINE_DISTANCE`. Each writes the DuckDB SQL SQLMesh 0.236 writes for the same call
+//! (recorded in the tests), so a model's rows are the same under both tools.
 
 use super::args::Arg;
 use super::{Expander, Value};
