@@ -262,3 +262,62 @@ pub(super) fn clause_end(tokens: &[TokenWithSpan], from: usize) -> usize {
     }
     tokens.len()
 }
+
+/// Bind a call's arguments to a macro's parameters, positionally or by `name := value`: one
+/// slot per parameter, the first `required` of which must be filled. Shared by the project's
+/// macros (all parameters required) and the built-ins with optional ones, so both refuse a
+/// wrong call in the same words.
+pub(super) fn bind<'a, P: AsRef<str>>(
+    x: &super::Expander<'_>,
+    name: &str,
+    call: &[TokenWithSpan],
+    list: &'a [Arg],
+    params: &[P],
+    required: usize,
+) -> Result<Vec<Option<&'a Arg>>, crate::diagnostic::Diagnostic> {
+    let names: Vec<&str> = params.iter().map(AsRef::as_ref).collect();
+    let usage = format!("its parameters: {}", names.join(", "));
+    let mut args: Vec<Option<&Arg>> = vec![None; names.len()];
+    let mut next = 0;
+    for a in list {
+        let slot = match &a.name {
+            Some(n) => names
+                .iter()
+                .position(|p| p.eq_ignore_ascii_case(n))
+                .ok_or_else(|| {
+                    x.error(
+                        name,
+                        &a.tokens,
+                        format!("has no argument `{n}`"),
+                        usage.clone(),
+                    )
+                })?,
+            None => {
+                next += 1;
+                next - 1
+            }
+        };
+        if slot >= names.len() {
+            return Err(x.error(
+                name,
+                call,
+                format!(
+                    "takes at most {} argument(s), got {}",
+                    names.len(),
+                    list.len()
+                ),
+                usage,
+            ));
+        }
+        args[slot] = Some(a);
+    }
+    if let Some(missing) = args[..required].iter().position(Option::is_none) {
+        return Err(x.error(
+            name,
+            call,
+            format!("is missing its argument `{}`", names[missing]),
+            usage,
+        ));
+    }
+    Ok(args)
+}

@@ -8,7 +8,6 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
 
 /// SQLMesh's macros that efmesh does not expand yet, with what to write instead.
 const NOT_YET: &[(&str, &str)] = &[
-    ("union", "write the `UNION ALL` of the tables"),
     ("resolve_template", "name the table directly"),
     (
         "blueprint_var",

@@ -624,44 +624,10 @@ impl Expander<'_> {
             _ => self.env.macros.get(&lname).cloned(),
         };
         if let Some(l) = user {
-            let mut values = vec![Value::Nothing; l.params.len()];
-            let mut next = 0;
-            for a in &list {
-                let slot = match &a.name {
-                    Some(n) => l
-                        .params
-                        .iter()
-                        .position(|p| p == &n.to_ascii_lowercase())
-                        .ok_or_else(|| {
-                            self.error(
-                                name,
-                                &a.tokens,
-                                format!("has no parameter `{n}`"),
-                                format!("its parameters: {}", l.params.join(", ")),
-                            )
-                        })?,
-                    None => {
-                        next += 1;
-                        next - 1
-                    }
-                };
-                if slot >= values.len() {
-                    return Err(self.error(
-                        name,
-                        call,
-                        format!("takes {} argument(s), got {}", l.params.len(), list.len()),
-                        format!("its parameters: {}", l.params.join(", ")),
-                    ));
-                }
-                values[slot] = self.value_of(&a.tokens)?;
-            }
-            if let Some(missing) = values.iter().position(|v| *v == Value::Nothing) {
-                return Err(self.error(
-                    name,
-                    call,
-                    format!("is missing its argument `{}`", l.params[missing]),
-                    format!("its parameters: {}", l.params.join(", ")),
-                ));
+            let bound = args::bind(self, name, call, &list, &l.params, l.params.len())?;
+            let mut values = Vec::with_capacity(bound.len());
+            for a in bound.into_iter().flatten() {
+                values.push(self.value_of(&a.tokens)?);
             }
             return self.apply(&l, &values, span_of(call), call);
         }

@@ -58,46 +58,7 @@ fn bind<'a>(
     params: &[&str],
     required: usize,
 ) -> Result<Bound<'a>, Diagnostic> {
-    let usage = format!("its parameters: {}", params.join(", "));
-    let mut args: Vec<Option<&Arg>> = vec![None; params.len()];
-    let mut next = 0;
-    for a in list {
-        let slot = match &a.name {
-            Some(n) => params
-                .iter()
-                .position(|p| p.eq_ignore_ascii_case(n))
-                .ok_or_else(|| {
-                    x.error(
-                        name,
-                        &a.tokens,
-                        format!("has no argument `{n}`"),
-                        usage.clone(),
-                    )
-                })?,
-            None => {
-                next += 1;
-                next - 1
-            }
-        };
-        if slot >= params.len() {
-            return Err(x.error(
-                name,
-                call,
-                format!("takes at most {} argument(s)", params.len()),
-                usage,
-            ));
-        }
-        args[slot] = Some(a);
-    }
-    if let Some(missing) = args[..required].iter().position(Option::is_none) {
-        return Err(x.error(
-            name,
-            call,
-            format!("is missing its argument `{}`", params[missing]),
-            usage,
-        ));
-    }
-    Ok(Bound { args })
+    super::args::bind(x, name, call, list, params, required).map(|args| Bound { args })
 }
 
 /// A value as SQL text.

@@ -205,7 +205,7 @@ fn mistakes_name_the_macro_and_say_what_to_do() {
         e.contains("no macro of this name") && e.contains("did you mean `@EACH`?"),
         "{e}"
     );
-    let e = err("SELECT * FROM @UNION('all', a.t, b.t)");
+    let e = err("SELECT * FROM @RESOLVE_TEMPLATE('@{catalog_name}.t')");
     assert!(e.contains("not supported by efmesh yet"), "{e}");
     let e = err("SELECT col_@{regio}");
     assert!(
