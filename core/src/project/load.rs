@@ -27,8 +27,8 @@ pub fn load_parsed(
     // what this build of efmesh cannot do is refused here, never halfway through an apply
     diags.extend(crate::support::check(&sources.config, &models));
     let audits = named_audits(sources, &models, &mut diags);
-    let pandas = sources.config.sqlmesh_gateway.is_some();
-    let seeds = read_seeds(&mut models, pandas, read_seed, &mut diags);
+    let sqlmesh = sources.config.sqlmesh_gateway.is_some();
+    let seeds = read_seeds(&mut models, sqlmesh, read_seed, &mut diags);
     let parents = resolve_references(&models, &index, &mut diags);
     let dag = match build_dag(parents, &models) {
         Ok(d) => d,
@@ -42,7 +42,15 @@ pub fn load_parsed(
         }
     };
     let star = Star::new(sources);
-    let columns = check_columns(&mut models, &dag, &index, &seeds.headers, &star, &mut diags);
+    let columns = check_columns(
+        &mut models,
+        &dag,
+        &index,
+        &seeds.headers,
+        &star,
+        sqlmesh,
+        &mut diags,
+    );
     let fingerprints = fingerprints(&models, &dag, &seeds.hashes);
 
     diagnostic::sort(&mut diags);
@@ -344,6 +352,7 @@ fn check_columns(
     index: &HashMap<String, usize>,
     seed_headers: &[Option<Vec<String>>],
     star: &Star,
+    sqlmesh: bool,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Option<Vec<String>>> {
     let mut cols: Vec<Option<Vec<String>>> = vec![None; models.len()];
@@ -424,7 +433,7 @@ fn check_columns(
             }
         }
         if let Some(e) = &effective {
-            check_key_columns(m, e, diags);
+            check_key_columns(m, e, sqlmesh, diags);
         }
         cols[i] = effective;
     }
@@ -469,7 +478,7 @@ fn fingerprints(models: &[Model], dag: &Dag, seed_hashes: &[Option<String>]) -> 
 }
 
 /// Grain, time column, unique key and compared columns must be output columns.
-fn check_key_columns(m: &Model, out: &[String], diags: &mut Vec<Diagnostic>) {
+fn check_key_columns(m: &Model, out: &[String], sqlmesh: bool, diags: &mut Vec<Diagnostic>) {
     let mut keys: Vec<(&str, &String)> = m.grain.iter().map(|g| ("grain", g)).collect();
     match &m.kind {
         Kind::IncrementalByTimeRange { time_column, .. } => keys.push(("time_column", time_column)),
@@ -496,7 +505,17 @@ fn check_key_columns(m: &Model, out: &[String], diags: &mut Vec<Diagnostic>) {
         _ => {}
     }
     for (property, column) in keys {
-        if !out.contains(column) {
+        if !out.contains(column) && sqlmesh && property == "grain" {
+            // SQLMesh never checks a grain (it is documentation there), so a project may carry
+            // one that is no column, such as `grain "id as waiter_id"`
+            diags.push(Diagnostic::at(
+                Problem::IgnoredProperty {
+                    name: format!("grain {column}"),
+                    why: "it is not an output column of the model; SQLMesh does not check grains, and efmesh ignores this one",
+                },
+                m.name_location.clone(),
+            ));
+        } else if !out.contains(column) {
             diags.push(Diagnostic::at(
                 Problem::KeyColumnMissing {
                     property: property.into(),
