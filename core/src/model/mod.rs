@@ -811,11 +811,7 @@ fn sqlmesh_property(
                 ));
             }
         }
-        "allow_partials" => {
-            if v.bool()? {
-                notes.allow_partials = Some(v.location());
-            }
-        }
+        "allow_partials" if v.bool()? => notes.allow_partials = Some(v.location()),
         "on_destructive_change" => notes.on_destructive_change = Some(kind::destructive_change(v)?),
         _ => {}
     }

@@ -187,17 +187,18 @@ fn data_diff(
     };
     let (rel_a, rel_b) = (view(env_a), view(env_b));
     let context = format!("diffing {}", version.model);
-    let mut side =
-        |present: bool, rel: &str| -> Result<(Option<u64>, Vec<(String, String)>), Error> {
-            if !present {
-                return Ok((None, vec![]));
-            }
-            let count = engine
-                .query(&context, &format!("SELECT count(*) FROM {rel}"), Some(1))?
-                .count();
-            let columns = engine.describe(&format!("SELECT * FROM {rel}"))?;
-            Ok((Some(count), columns))
-        };
+    // a side's row count (when it exists) and its (column, type) pairs
+    type Side = (Option<u64>, Vec<(String, String)>);
+    let mut side = |present: bool, rel: &str| -> Result<Side, Error> {
+        if !present {
+            return Ok((None, vec![]));
+        }
+        let count = engine
+            .query(&context, &format!("SELECT count(*) FROM {rel}"), Some(1))?
+            .count();
+        let columns = engine.describe(&format!("SELECT * FROM {rel}"))?;
+        Ok((Some(count), columns))
+    };
     let (rows_a, columns_a) = side(version.version_a.is_some(), &rel_a)?;
     let (rows_b, columns_b) = side(version.version_b.is_some(), &rel_b)?;
     let key = key_of(project, &version.model);

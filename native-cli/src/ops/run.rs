@@ -410,7 +410,7 @@ fn auto_restate(ef: &Efmesh, env: &str) -> Result<Vec<crate::ops::restate::Resta
                 message: format!("`{}`: auto_restatement_cron `{}`: {e}", m.name, auto.cron),
                 help: None,
             })?;
-        if !expr.next_after_utc(since).is_some_and(|next| next <= now) {
+        if expr.next_after_utc(since).is_none_or(|next| next > now) {
             continue;
         }
         let unit = m.interval_unit();

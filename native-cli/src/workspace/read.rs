@@ -284,7 +284,7 @@ pub(crate) fn sources_for(
 
 /// A project file other than models and audits (unit-test YAML), as text.
 pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
-    crate::util::bounded_read::read_text(&path)
+    crate::util::bounded_read::read_text(path)
 }
 
 /// The text of `root`'s `efmesh.toml`, or `None` when it has none.

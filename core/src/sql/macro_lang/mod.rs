@@ -73,8 +73,11 @@ pub struct MacroEnv {
     /// The columns of each model (lower-cased `schema.table`), with their declared types when
     /// known, for `@STAR`. `None` while the project's columns are not known yet: `@STAR` then
     /// stands in as `table.*`, and the loader parses the files that use it again once they are.
-    pub relations: Option<BTreeMap<String, Vec<(String, Option<String>)>>>,
+    pub relations: Option<BTreeMap<String, RelationColumns>>,
 }
+
+/// A relation's columns in order, each with its declared type when known.
+pub type RelationColumns = Vec<(String, Option<String>)>;
 
 impl MacroEnv {
     /// Whether nothing is defined (the common case: expansion can only meet built-ins).

@@ -238,7 +238,7 @@ fn relation_parts(a: &Arg) -> Vec<String> {
 fn relation_columns<'e>(
     x: &'e Expander<'_>,
     parts: &[String],
-) -> Option<Option<&'e Vec<(String, Option<String>)>>> {
+) -> Option<Option<&'e super::RelationColumns>> {
     x.env.relations.as_ref().map(|known| {
         known
             .get(&parts.join("."))
