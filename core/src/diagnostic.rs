@@ -660,7 +660,7 @@ impl Problem {
             Problem::ColumnsNotInferable { reason } => Some(format!("{reason}; alias every computed column, or declare `columns`")),
             Problem::KeyColumnMissing { available, .. } => Some(format!("output columns: {}", available.join(", "))),
             Problem::Cycle { .. } => Some("break the cycle by removing one of these references".into()),
-            Problem::UnknownAudit { suggestion, .. } => did_you_mean(suggestion).or_else(|| Some(format!("define it in an AUDIT file under audits/, or use a built-in: {}", crate::audit::BUILTIN_AUDITS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")))),
+            Problem::UnknownAudit { suggestion, .. } => did_you_mean(suggestion).or_else(|| Some("define it in an AUDIT file under audits/, or use a built-in: not_null, unique_values, unique_combination_of_columns, accepted_values, number_of_rows, forall, assert_contiguous, assert_no_gaps, accepted_range, not_accepted_values, at_least_one, not_constant, not_empty_string".into())),
             Problem::MissingAuditArgument { arg, .. } => Some(format!("pass it as `{arg} := ...`")),
             Problem::UnknownAuditArgument { suggestion, known, .. } => did_you_mean(suggestion).or_else(|| Some(format!("it takes: {}", known.join(", ")))),
             Problem::InvalidAuditArgument { expected, .. } => Some(format!("use {expected}")),

@@ -389,4 +389,19 @@ mod tests {
         assert!(diags.is_empty(), "{diags:?}");
         assert_eq!(defs.len(), 2);
     }
+
+    /// The unknown-audit help (in `diagnostic`, which may not import this module) names every
+    /// built-in.
+    #[test]
+    fn the_unknown_audit_help_lists_every_builtin() {
+        let help = Problem::UnknownAudit {
+            name: "x".into(),
+            suggestion: None,
+        }
+        .help()
+        .unwrap();
+        let listed = help.rsplit(": ").next().unwrap();
+        let names: Vec<&str> = BUILTIN_AUDITS.iter().map(|(n, _)| *n).collect();
+        assert_eq!(listed, names.join(", "));
+    }
 }
