@@ -614,7 +614,7 @@ impl Problem {
             Problem::InvalidName { .. } => Some("model names are `schema.table`, each part a plain identifier outside efmesh's namespaces (`_efmesh`, `efmesh_state`, `<env>__<schema>`)".into()),
             Problem::UnknownKind { suggestion, .. } => Some(match suggestion {
                 Some(s) => format!("did you mean `{s}`?"),
-                None => "kinds: FULL, VIEW, EMBEDDED, INCREMENTAL_BY_TIME_RANGE, INCREMENTAL_BY_UNIQUE_KEY, SCD_TYPE_2, SCD_TYPE_2_BY_COLUMN, SEED, EXTERNAL".into(),
+                None => "kinds: FULL, VIEW, EMBEDDED, INCREMENTAL_BY_TIME_RANGE, INCREMENTAL_BY_UNIQUE_KEY, INCREMENTAL_BY_PARTITION, SCD_TYPE_2, SCD_TYPE_2_BY_COLUMN, SEED, EXTERNAL".into(),
             }),
             Problem::UnknownKindParameter { known, .. } => Some(format!("parameters of this kind: {}", known.join(", "))),
             Problem::MissingQuery { .. } => Some("write the model's SELECT after the MODEL block's closing `);`".into()),

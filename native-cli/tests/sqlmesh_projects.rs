@@ -595,6 +595,78 @@ fn external_models_are_read_from_every_file_sqlmesh_reads_them_from() {
     assert!(left[0].contains("raw.legacy"), "{left:?}");
 }
 
+#[test]
+fn incremental_by_partition_replaces_the_partitions_each_refresh_returns() {
+    let model = |props: &str| {
+        format!("MODEL (name m.part, kind INCREMENTAL_BY_PARTITION{props}, cron '@daily');\nSELECT ds, v FROM read_csv('data.csv')\n")
+    };
+    let p = project(&[
+        ("models/part.sql", &model(", partitioned_by ds")),
+        ("data.csv", "ds,v\na,1\nb,1\n"),
+    ]);
+    let at = |now: &str, args: &[&str]| {
+        let out = efmesh(p.path())
+            .env("EFMESH_NOW", now)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?} at {now}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let table = |now: &str| {
+        at(
+            now,
+            &[
+                "query",
+                "dev",
+                "SELECT ds, v FROM m.part ORDER BY ALL",
+                "--format",
+                "csv",
+            ],
+        )
+    };
+    at("2026-01-03T00:00:00Z", &["apply", "dev", "--yes"]);
+    std::fs::write(p.path().join("data.csv"), "ds,v\nb,2\nc,2\n").unwrap();
+    // its cron has not fired since the build: the table is as built
+    assert!(at("2026-01-03T12:00:00Z", &["run", "dev"]).contains("nothing was due"));
+    assert_eq!(table("2026-01-03T12:00:00Z"), "ds,v\na,1\nb,1\n");
+    // it fired: partition b is replaced, c added, a (no longer returned) kept
+    let ran = at("2026-01-04T00:00:01Z", &["run", "dev"]);
+    assert!(ran.contains("rebuilt 1 model(s) on their cron"), "{ran}");
+    assert_eq!(table("2026-01-04T00:00:01Z"), "ds,v\na,1\nb,2\nc,2\n");
+
+    // the partition key is required, must be output columns, and is read past on other kinds
+    let codes = |text: &str| -> Vec<String> {
+        std::fs::write(p.path().join("models/part.sql"), text).unwrap();
+        let out = efmesh(p.path()).args(["check", "--json"]).output().unwrap();
+        json(&out.stdout)["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["code"] != "columns-unchecked")
+            .map(|d| {
+                format!(
+                    "{} {}",
+                    d["code"].as_str().unwrap(),
+                    d["message"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        codes(&model("")),
+        ["missing-kind-parameter kind INCREMENTAL_BY_PARTITION needs `partitioned_by`"]
+    );
+    assert_eq!(
+        codes(&model(", partitioned_by day")),
+        ["key-column-missing partitioned_by column `day` is not an output column of the model"]
+    );
+    assert_eq!(
+        codes("MODEL (name m.part, kind FULL, partitioned_by ds);\nSELECT 1 AS ds\n"),
+        ["ignored-property property `partitioned_by` is ignored by efmesh"]
+    );
+}
+
 /// `efmesh test --json` on `dir`: the exit code and the report.
 fn unit_tests(dir: &Path) -> (i32, serde_json::Value) {
     let out = efmesh(dir).args(["test", "--json"]).output().unwrap();

@@ -9,6 +9,7 @@
 pub mod evolve;
 pub mod full;
 mod keys;
+pub mod partition;
 pub mod promotion;
 pub mod scd2;
 pub mod seed;
@@ -48,6 +49,9 @@ pub fn create(d: &dyn SqlDialect, kind: &Kind, physical: &str, select: &str) -> 
         } => view::create(d, physical, select),
         Kind::IncrementalByTimeRange { .. } | Kind::IncrementalByUniqueKey { .. } => {
             time_range::create(d, physical, select)
+        }
+        Kind::IncrementalByPartition { partitioned_by } => {
+            partition::create(d, physical, select, partitioned_by)
         }
         _ => full::create(d, physical, select),
     }

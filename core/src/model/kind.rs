@@ -85,6 +85,13 @@ pub enum Kind {
         /// How many earlier intervals each run also recomputes, for late-arriving rows.
         lookback: u32,
     },
+    /// SQLMesh's INCREMENTAL_BY_PARTITION: each refresh runs the whole query and its rows
+    /// replace the table's rows of the partitions they hold; other partitions are kept.
+    #[serde(rename = "INCREMENTAL_BY_PARTITION")]
+    IncrementalByPartition {
+        /// The columns whose values name a partition (the model's `partitioned_by`).
+        partitioned_by: Vec<String>,
+    },
     /// Slowly changing dimension that keeps every version of a row, detected by an update time.
     #[serde(rename = "SCD_TYPE_2")]
     ScdType2 {
@@ -141,6 +148,7 @@ impl Kind {
             Kind::Embedded => "EMBEDDED",
             Kind::IncrementalByTimeRange { .. } => "INCREMENTAL_BY_TIME_RANGE",
             Kind::IncrementalByUniqueKey { .. } => "INCREMENTAL_BY_UNIQUE_KEY",
+            Kind::IncrementalByPartition { .. } => "INCREMENTAL_BY_PARTITION",
             Kind::ScdType2 { .. } => "SCD_TYPE_2",
             Kind::ScdType2ByColumn { .. } => "SCD_TYPE_2_BY_COLUMN",
             Kind::Seed { .. } => "SEED",
@@ -211,6 +219,7 @@ pub const KIND_NAMES: &[&str] = &[
     "EMBEDDED",
     "INCREMENTAL_BY_TIME_RANGE",
     "INCREMENTAL_BY_UNIQUE_KEY",
+    "INCREMENTAL_BY_PARTITION",
     "SCD_TYPE_2",
     "SCD_TYPE_2_BY_TIME",
     "SCD_TYPE_2_BY_COLUMN",
@@ -406,6 +415,10 @@ pub fn parse_kind(
                 .unwrap_or_else(|| "valid_to".into()),
             execution_time_as_valid_from: p.bool("execution_time_as_valid_from")?.unwrap_or(false),
             invalidate_hard_deletes: p.bool("invalidate_hard_deletes")?.unwrap_or(false),
+        },
+        // its partition columns are the model's `partitioned_by`, filled in by the model parser
+        "INCREMENTAL_BY_PARTITION" => Kind::IncrementalByPartition {
+            partitioned_by: vec![],
         },
         "SEED" => Kind::Seed {
             path: match p.take("path") {
@@ -645,7 +658,7 @@ impl<'a> Params<'a> {
 
 fn known_params(kind: &Kind) -> Vec<&'static str> {
     match kind {
-        Kind::Full | Kind::Embedded => vec![],
+        Kind::Full | Kind::Embedded | Kind::IncrementalByPartition { .. } => vec![],
         Kind::View { .. } => vec!["materialized"],
         Kind::IncrementalByTimeRange { .. } => {
             vec!["time_column", "batch_size", "lookback", "batch_concurrency"]

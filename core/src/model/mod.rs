@@ -340,6 +340,27 @@ pub fn parse_model_file(
     if let Some(p) = notes.on_destructive_change {
         model.policy.on_destructive_change = p;
     }
+    match (&mut model.kind, notes.partitioned_by) {
+        (Kind::IncrementalByPartition { partitioned_by }, Some((cols, _))) => match cols {
+            Ok(cols) => *partitioned_by = cols,
+            Err(d) => diags.push(d),
+        },
+        (Kind::IncrementalByPartition { .. }, None) if kind_ok => diags.push(Diagnostic::at(
+            Problem::MissingKindParameter {
+                kind: "INCREMENTAL_BY_PARTITION".into(),
+                param: "partitioned_by",
+            },
+            model.name_location.clone(),
+        )),
+        (_, Some((_, at))) => diags.push(Diagnostic::at(
+            Problem::IgnoredProperty {
+                name: "partitioned_by".into(),
+                why: "DuckDB tables have no partitions; SQLMesh ignores it on DuckDB too",
+            },
+            at,
+        )),
+        _ => {}
+    }
     if let Some(at) = notes.allow_partials {
         if !model.cron_fires_on_interval_edges() {
             diags.push(Diagnostic::at(
@@ -511,6 +532,12 @@ fn interpret(
             continue;
         }
         seen.push(key.clone());
+        if key == "partitioned_by" {
+            // the partition key of INCREMENTAL_BY_PARTITION; read past for other kinds
+            let v = Value::new("partitioned_by", rest, span_of(rest, key_t.span), file);
+            notes.partitioned_by = Some((v.ident_list(), key_loc));
+            continue;
+        }
         if let Some((_, why)) = IGNORED_PROPERTIES.iter().find(|(k, _)| *k == key) {
             diags.push(Diagnostic::at(
                 Problem::IgnoredProperty { name: key, why },
@@ -772,6 +799,8 @@ struct Notes {
     /// `allow_partials true`, and where: accepted when the model's cron only fires on interval
     /// edges (then SQLMesh computes no partial interval either).
     allow_partials: Option<Location>,
+    /// `partitioned_by`, and where it is written.
+    partitioned_by: Option<(Result<Vec<String>, Diagnostic>, Location)>,
     /// `on_destructive_change` written as a model property rather than in the kind.
     on_destructive_change: Option<kind::DestructiveChange>,
 }

@@ -485,6 +485,9 @@ fn check_key_columns(m: &Model, out: &[String], sqlmesh: bool, diags: &mut Vec<D
         Kind::IncrementalByUniqueKey { unique_key, .. } => {
             keys.extend(unique_key.iter().map(|k| ("unique_key", k)))
         }
+        Kind::IncrementalByPartition { partitioned_by } => {
+            keys.extend(partitioned_by.iter().map(|k| ("partitioned_by", k)))
+        }
         // SCD by time closes a version when a row's `updated_at` moves
         Kind::ScdType2 {
             unique_key,

@@ -314,7 +314,12 @@ fn full_models_due(ef: &Efmesh, plan: &efmesh_core::plan::Plan) -> Result<Vec<St
     let candidates: Vec<(&str, &str, &str, Option<chrono::NaiveDateTime>)> = plan
         .actions
         .iter()
-        .filter(|a| a.category == Category::Unchanged && !a.build && a.kind == "FULL")
+        // an INCREMENTAL_BY_PARTITION model is refreshed on its cron as a FULL one is
+        .filter(|a| {
+            a.category == Category::Unchanged
+                && !a.build
+                && matches!(a.kind.as_str(), "FULL" | "INCREMENTAL_BY_PARTITION")
+        })
         .filter_map(|a| {
             let m = project.models.iter().find(|m| m.name == a.model)?;
             Some((

@@ -35,15 +35,24 @@ pub(crate) fn run(
         print_json(&report);
     } else {
         match report.outcome {
-            Outcome::Ok if report.processed.is_empty() => outln!("`{env}`: nothing was due"),
+            Outcome::Ok if report.processed.is_empty() && report.built.is_empty() => {
+                outln!("`{env}`: nothing was due")
+            }
             Outcome::Ok => {
                 let n: usize = report.processed.iter().map(|p| p.batches.len()).sum();
+                let rebuilt = match report.built.len() {
+                    0 => String::new(),
+                    k => format!(", rebuilt {k} model(s) on their cron"),
+                };
                 outln!(
-                    "`{env}`: computed {n} batch(es) of {} model(s)",
+                    "`{env}`: computed {n} batch(es) of {} model(s){rebuilt}",
                     report.processed.len()
                 );
                 for p in &report.processed {
                     outln!("  {} ({} batch(es))", p.model, p.batches.len());
+                }
+                for m in &report.built {
+                    outln!("  {m} (rebuilt)");
                 }
             }
             Outcome::AwaitingHuman => {
