@@ -623,7 +623,8 @@ fn a_run_tick_at_a_terminal_shows_backfilled_models() {
     assert!(
         v.lines
             .iter()
-            .any(|l| l == "`dev`: computed 7 batch(es) of 1 model(s)"),
+            .any(|l| l
+                == "`dev`: computed 7 batch(es) of 1 model(s), rebuilt 1 model(s) on their cron"),
         "{}",
         v.text()
     );
