@@ -371,11 +371,19 @@ pub struct Config {
 }
 
 impl Config {
+    /// Whether the project is a SQLMesh one (read from `config.yaml`): there efmesh builds what
+    /// SQLMesh builds where the two differ (output names, seeds read as pandas reads them, ...).
+    pub fn is_sqlmesh(&self) -> bool {
+        self.sqlmesh_gateway.is_some()
+    }
+
     /// The catalog a SQLMesh project's names may start with: DuckDB names a database after its
     /// file (`db.db` is `db`), and SQLMesh users write `db.schema.table`. `None` for an efmesh
     /// project, whose names are `schema.table`.
     pub fn default_catalog(&self) -> Option<String> {
-        self.sqlmesh_gateway.as_ref()?;
+        if !self.is_sqlmesh() {
+            return None;
+        }
         match &self.engine.target {
             EngineTarget::Duckdb { path } if path == ":memory:" => Some("memory".into()),
             EngineTarget::Duckdb { path } => {

@@ -40,6 +40,16 @@ fn rows(dir: &Path, env: &str, sql: &str) -> Vec<String> {
         .collect()
 }
 
+/// `efmesh check --json` on `dir`: its exit code and its diagnostics.
+fn check_diagnostics(dir: &Path) -> (Option<i32>, Vec<serde_json::Value>) {
+    let out = efmesh(dir).args(["check", "--json"]).output().unwrap();
+    let v = json(&out.stdout);
+    (
+        out.status.code(),
+        v["diagnostics"].as_array().unwrap().clone(),
+    )
+}
+
 /// The clock of every apply: the day after the init template's `start`.
 const NOW: &str = "2026-12-04T00:00:00Z";
 
@@ -293,12 +303,9 @@ fn what_efmesh_cannot_run_is_named_with_what_to_do() {
     for (file, text) in files {
         std::fs::write(p.path().join(file), text).unwrap();
     }
-    let out = efmesh(p.path()).args(["check", "--json"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    let v = json(&out.stdout);
-    let errors: Vec<(String, &str)> = v["diagnostics"]
-        .as_array()
-        .unwrap()
+    let (code, diagnostics) = check_diagnostics(p.path());
+    assert_eq!(code, Some(1), "{diagnostics:?}");
+    let errors: Vec<(String, &str)> = diagnostics
         .iter()
         .filter(|d| d["severity"] == "error")
         .map(|d| {
@@ -328,7 +335,7 @@ fn what_efmesh_cannot_run_is_named_with_what_to_do() {
                 "Jinja templating (`JINJA_QUERY_BEGIN`) is not supported by efmesh"
             ),
         ],
-        "{v}"
+        "{diagnostics:?}"
     );
 
     // a key that would change what is built is refused with its line
@@ -557,10 +564,8 @@ fn external_models_are_read_from_every_file_sqlmesh_reads_them_from() {
     )
     .unwrap();
     let errors = |p: &Path| -> Vec<String> {
-        let out = efmesh(p).args(["check", "--json"]).output().unwrap();
-        json(&out.stdout)["diagnostics"]
-            .as_array()
-            .unwrap()
+        check_diagnostics(p)
+            .1
             .iter()
             .filter(|d| d["severity"] == "error")
             .map(|d| d["message"].as_str().unwrap().to_string())
@@ -638,10 +643,8 @@ fn incremental_by_partition_replaces_the_partitions_each_refresh_returns() {
     // the partition key is required, must be output columns, and is read past on other kinds
     let codes = |text: &str| -> Vec<String> {
         std::fs::write(p.path().join("models/part.sql"), text).unwrap();
-        let out = efmesh(p.path()).args(["check", "--json"]).output().unwrap();
-        json(&out.stdout)["diagnostics"]
-            .as_array()
-            .unwrap()
+        check_diagnostics(p.path())
+            .1
             .iter()
             .filter(|d| d["code"] != "columns-unchecked")
             .map(|d| {

@@ -102,10 +102,7 @@ pub fn parse_audit_file(
     dialect: Dialect,
 ) -> (Vec<AuditDef>, Vec<Diagnostic>) {
     match sql::tokenize(file, text, dialect) {
-        Ok(tokens) => match sql::jinja::refuse(file, &tokens) {
-            Some(d) => (vec![], vec![d]),
-            None => parse_audit_tokens(file, &tokens, dialect),
-        },
+        Ok(tokens) => parse_audit_tokens(file, &tokens, dialect),
         Err(d) => (vec![], vec![d]),
     }
 }
@@ -117,6 +114,9 @@ pub fn parse_audit_tokens(
     tokens: &[TokenWithSpan],
     dialect: Dialect,
 ) -> (Vec<AuditDef>, Vec<Diagnostic>) {
+    if let Some(d) = sql::jinja::refuse(file, tokens) {
+        return (vec![], vec![d]);
+    }
     let mut diags = vec![];
     let mut out = vec![];
     let mut pos = 0;

@@ -16,19 +16,8 @@ pub struct Evolution {
 }
 
 /// The statements that add to `physical` (whose columns are `existing`) the `wanted` columns
-/// it lacks; a column of `existing` that `wanted` drops is refused (the dropped columns are the
-/// error), as SQLMesh's default `on_destructive_change error` does.
-pub fn add_columns(
-    d: &dyn SqlDialect,
-    physical: &str,
-    wanted: &[(String, String)],
-    existing: &[(String, String)],
-) -> Result<Vec<String>, Vec<String>> {
-    evolve(d, physical, wanted, existing, DestructiveChange::Error).map(|e| e.statements)
-}
-
-/// [`add_columns`], with the columns `wanted` drops handled as `policy` says: refused (the
-/// error lists them), dropped, or kept.
+/// it lacks; the columns of `existing` that `wanted` drops are handled as `policy` says:
+/// refused (the error lists them, SQLMesh's default `error`), dropped, or kept.
 pub fn evolve(
     d: &dyn SqlDialect,
     physical: &str,

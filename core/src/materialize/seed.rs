@@ -86,7 +86,7 @@ fn reads_like_pandas(project: &Project, i: usize) -> bool {
         crate::model::Kind::Seed { path } => SeedFormat::of(path) == SeedFormat::Csv,
         _ => false,
     };
-    csv && project.config.sqlmesh_gateway.is_some()
+    csv && project.config.is_sqlmesh()
 }
 
 /// The text value `v`, with pandas' missing-value markers as NULL.

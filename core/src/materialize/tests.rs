@@ -4,6 +4,7 @@
 use super::*;
 use crate::config::Config;
 use crate::interval::Range;
+use crate::model::kind::DestructiveChange;
 use crate::project::{load, ProjectSources, SourceText};
 use crate::sql::dialect::DuckDb;
 use crate::time::parse_instant;
@@ -59,8 +60,8 @@ fn duckdb_statements_are_frozen() {
         "scd2.by_column": serde_json::to_value(scd("s.cols")).unwrap(),
         "seed.select": seed::select(d, &p, p.index_of("s.seed").unwrap(), &seed::source(files, &p, p.index_of("s.seed").unwrap(), "models/s.csv")),
         "seed.bad_values": seed::bad_values(d, &p, p.index_of("s.seed").unwrap(), &seed::source(files, &p, p.index_of("s.seed").unwrap(), "models/s.csv"), 5),
-        "evolve": format!("{:?}", evolve::add_columns(d, "_efmesh.t", &[("id".into(), "INTEGER".into()), ("x".into(), "VARCHAR".into())], &[("id".into(), "INTEGER".into())])),
-        "evolve.refused": format!("{:?}", evolve::add_columns(d, "_efmesh.t", &[], &[("id".into(), "INTEGER".into())])),
+        "evolve": format!("{:?}", evolve::evolve(d, "_efmesh.t", &[("id".into(), "INTEGER".into()), ("x".into(), "VARCHAR".into())], &[("id".into(), "INTEGER".into())], DestructiveChange::Error).map(|e| e.statements)),
+        "evolve.refused": format!("{:?}", evolve::evolve(d, "_efmesh.t", &[], &[("id".into(), "INTEGER".into())], DestructiveChange::Error).map(|e| e.statements)),
         "create.view_kind": create(d, &crate::model::Kind::View { materialized: true }, "_efmesh.t", q),
         "parquet": files.copy_to_parquet(q, "/lake/x.parquet"),
         "read_parquet": files.read_parquet(&["/lake/a.parquet".into(), "/lake/it's.parquet".into()]),

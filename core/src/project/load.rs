@@ -27,7 +27,7 @@ pub fn load_parsed(
     // what this build of efmesh cannot do is refused here, never halfway through an apply
     diags.extend(crate::support::check(&sources.config, &models));
     let audits = named_audits(sources, &models, &mut diags);
-    let sqlmesh = sources.config.sqlmesh_gateway.is_some();
+    let sqlmesh = sources.config.is_sqlmesh();
     let seeds = read_seeds(&mut models, sqlmesh, read_seed, &mut diags);
     let parents = resolve_references(&models, &index, &mut diags);
     let dag = match build_dag(parents, &models) {

@@ -15,7 +15,7 @@ pub fn parse_env(sources: &ProjectSources) -> (ParseEnv, Vec<Diagnostic>) {
     let env = ParseEnv {
         macros,
         defaults: sources.config.model_defaults.clone(),
-        sqlmesh: sources.config.sqlmesh_gateway.is_some(),
+        sqlmesh: sources.config.is_sqlmesh(),
         gateway: sources.config.sqlmesh_gateway.clone(),
         catalog: sources.config.default_catalog(),
     };

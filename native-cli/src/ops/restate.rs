@@ -57,6 +57,23 @@ pub fn restate(
     to: &str,
     dry_run: bool,
 ) -> Result<RestateReport, Error> {
+    let parse = |s: &str, what: &str| {
+        efmesh_core::time::parse_instant(s).map_err(|e| argument(format!("--{what}: {e}"), None))
+    };
+    let (start, end) = (parse(from, "from")?, parse(to, "to")?);
+    restate_between(project, state, env, model, start, end, dry_run)
+}
+
+/// [`restate`] with the range's edges as instants (`auto_restatement_cron` computes them).
+pub(crate) fn restate_between(
+    project: &Project,
+    state: &mut dyn StateStore,
+    env: &str,
+    model: &str,
+    start: NaiveDateTime,
+    end: NaiveDateTime,
+    dry_run: bool,
+) -> Result<RestateReport, Error> {
     let i = project.index_of(model).ok_or_else(|| Error::UnknownModel {
         name: model.into(),
         suggestion: efmesh_core::suggest::closest(
@@ -87,10 +104,6 @@ pub fn restate(
         ));
     }
     let unit = m.interval_unit();
-    let parse = |s: &str, what: &str| {
-        efmesh_core::time::parse_instant(s).map_err(|e| argument(format!("--{what}: {e}"), None))
-    };
-    let (start, end) = (parse(from, "from")?, parse(to, "to")?);
     for (t, what) in [(start, "from"), (end, "to")] {
         if !unit.is_aligned(t) {
             let before = unit.floor(t);

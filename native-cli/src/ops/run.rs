@@ -433,22 +433,21 @@ fn auto_restate(ef: &Efmesh, env: &str) -> Result<Vec<crate::ops::restate::Resta
         if start >= end {
             continue;
         }
-        let iso = |t: chrono::NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%S").to_string();
         tracing::info!(
             env,
             model = m.name.as_str(),
             cron = auto.cron.as_str(),
-            from = iso(start).as_str(),
-            to = iso(end).as_str(),
+            from = %start,
+            to = %end,
             "auto_restatement_cron fired; restating"
         );
-        let report = crate::ops::restate::restate(
+        let report = crate::ops::restate::restate_between(
             &project,
             state.as_mut(),
             env,
             &m.name,
-            &iso(start),
-            &iso(end),
+            start,
+            end,
             false,
         )?;
         out.extend(report.restated);

@@ -1234,7 +1234,7 @@ fn prepare<'a>(
         &case.execution_time,
         case.execution_pos,
     );
-    let sqlmesh = project.config.sqlmesh_gateway.is_some();
+    let sqlmesh = project.config.is_sqlmesh();
     let (start, end, execution) = match (start, end, execution) {
         (Ok(s), Ok(e), Ok(x)) => {
             let start = s
@@ -1255,9 +1255,12 @@ fn prepare<'a>(
                 });
             // SQLMesh reads a date-only `end` as its whole day (`end: 2024-01-01` with the same
             // `start` is that day); a timestamp `end` is exclusive, as in efmesh
-            let date_only = |v: &Option<String>| v.as_deref().is_some_and(|v| v.trim().len() == 10);
+            let date_only = case
+                .end
+                .as_deref()
+                .is_some_and(efmesh_core::time::is_date_only);
             let e = match e {
-                Some(e) if sqlmesh && date_only(&case.end) => Some(e + chrono::Duration::days(1)),
+                Some(e) if sqlmesh && date_only => Some(e + chrono::Duration::days(1)),
                 e => e,
             };
             let end = e.unwrap_or_else(|| {
