@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 
 use crate::floor;
 use crate::generate;
+use crate::promote;
 use crate::timing::stats::{self, median};
 use crate::timing::{Timed, Tool};
 
@@ -94,6 +95,12 @@ pub struct ToolResult {
     pub noop: Measured,
     /// Promotion of the `dev` build to `prod`.
     pub promote: Measured,
+    /// Raw DuckDB running the same view swap on a copy of the same file (efmesh only).
+    pub promote_floor: Measured,
+    /// Promotion to `prod` after one leaf model changed in `dev` (efmesh only).
+    pub one_model_promote: Measured,
+    /// Raw DuckDB opening and closing the same file (efmesh only).
+    pub open_floor: Measured,
 }
 
 impl ToolResult {
@@ -105,7 +112,10 @@ impl ToolResult {
         ToolResult {
             cold: s.clone(),
             noop: s.clone(),
-            promote: s,
+            promote: s.clone(),
+            promote_floor: s.clone(),
+            one_model_promote: s.clone(),
+            open_floor: s,
         }
     }
 
@@ -114,6 +124,9 @@ impl ToolResult {
             "cold_apply_dev": self.cold.to_json(),
             "noop_plan_dev": self.noop.to_json(),
             "promote_prod": self.promote.to_json(),
+            "promote_floor": self.promote_floor.to_json(),
+            "one_model_promote_prod": self.one_model_promote.to_json(),
+            "open_floor": self.open_floor.to_json(),
         })
     }
 }
@@ -155,6 +168,9 @@ pub struct Workload {
     pub prod_schema: &'static str,
     /// Timed runs of the no-op plan and of the promotion.
     pub runs: usize,
+    /// Also time the promotion floors and a one-model promotion (efmesh's promotion is what
+    /// the floors are measured against).
+    pub promotion_floors: bool,
 }
 
 impl Workload {
@@ -171,6 +187,7 @@ impl Workload {
             dev_schema: "dev__bench",
             prod_schema: "bench",
             runs,
+            promotion_floors: true,
         }
     }
 
@@ -189,6 +206,7 @@ impl Workload {
             dev_schema: "bench__dev",
             prod_schema: "bench",
             runs,
+            promotion_floors: false,
         }
     }
 }
@@ -341,8 +359,116 @@ pub fn run_tool(w: &Workload, dir: &Path, n: usize, opts: &Options) -> Result<To
             Err(m) => break m,
         }
     };
+    if w.promotion_floors && result.promote.time().is_some() {
+        promotion_floors(w, dir, &pristine, n, opts, &mut result)?;
+    }
     fs::remove_dir_all(&pristine).ok();
     Ok(result)
+}
+
+/// The promotion floors and the one-model promotion, from the post-dev copy `pristine`.
+fn promotion_floors(
+    w: &Workload,
+    dir: &Path,
+    pristine: &Path,
+    n: usize,
+    opts: &Options,
+    result: &mut ToolResult,
+) -> Result<()> {
+    let failed = |e: anyhow::Error| Measured::Failed {
+        error: format!("{e:#}"),
+    };
+    // raw DuckDB swapping the same views on a copy of the same post-dev file
+    let db = pristine.join(w.database);
+    let scratch = sibling(dir, "floor.duckdb");
+    result.promote_floor = match promote::swap_sql(&db) {
+        Err(e) => failed(e),
+        Ok(sql) => {
+            let mut samples = vec![];
+            let mut error = None;
+            for _ in 0..w.runs {
+                fs::copy(&db, &scratch)?;
+                match promote::floor_swap(&scratch, &sql) {
+                    Ok(d) => samples.push(d),
+                    Err(e) => {
+                        error = Some(failed(e));
+                        break;
+                    }
+                }
+            }
+            error.unwrap_or_else(|| Measured::from_samples(samples))
+        }
+    };
+    eprintln!("  promotion floor: {}", fmt_measured(&result.promote_floor));
+    // one leaf model changed and built in dev, then promoted: exactly one view moves
+    fs::remove_dir_all(dir)?;
+    copy_dir(pristine, dir)?;
+    let setup = |args: &[&str]| -> Result<()> {
+        let run = w.tool.run_ok(dir, args)?;
+        drop(run);
+        Ok(())
+    };
+    setup(&w.promote)?;
+    fs::write(
+        dir.join(generate::model_path(promote::CHANGED_MODEL)),
+        promote::changed_model_sql(),
+    )?;
+    setup(&w.cold)?;
+    let changed = sibling(dir, "changed");
+    copy_dir(dir, &changed)?;
+    let mut samples = vec![];
+    result.one_model_promote = loop {
+        if samples.len() == w.runs {
+            break Measured::from_samples(samples);
+        }
+        if !samples.is_empty() {
+            fs::remove_dir_all(dir)?;
+            copy_dir(&changed, dir)?;
+        }
+        match time_once(w, dir, &w.promote, opts)? {
+            Ok((elapsed, _)) => {
+                let db = dir.join(w.database);
+                match promote::max_v(&db, w.prod_schema) {
+                    Ok(v) if v == promote::changed_max_v() => {}
+                    Ok(v) => {
+                        break Measured::Failed {
+                            error: format!(
+                                "after the one-model promotion, prod's changed model has max(v) = {v}, expected {}",
+                                promote::changed_max_v()
+                            ),
+                        }
+                    }
+                    Err(e) => break failed(e),
+                }
+                if let Err(m) = verify_views(w, dir, w.prod_schema, n, "one-model promotion") {
+                    break m;
+                }
+                samples.push(elapsed);
+            }
+            Err(m) => break m,
+        }
+    };
+    // what opening that file costs raw DuckDB
+    let db = changed.join(w.database);
+    let mut samples = vec![];
+    for _ in 0..w.runs {
+        fs::copy(&db, &scratch)?;
+        match promote::floor_open(&scratch) {
+            Ok(d) => samples.push(d),
+            Err(e) => {
+                result.open_floor = failed(e);
+                break;
+            }
+        }
+    }
+    if samples.len() == w.runs {
+        result.open_floor = Measured::from_samples(samples);
+    }
+    eprintln!("  open + close floor: {}", fmt_measured(&result.open_floor));
+    fs::remove_file(&scratch).ok();
+    fs::remove_file(sibling(dir, "floor.duckdb.wal")).ok();
+    fs::remove_dir_all(&changed).ok();
+    Ok(())
 }
 
 /// `dir` with `.suffix` appended to its file name.
@@ -513,6 +639,29 @@ pub fn markdown(results: &[SizeResult]) -> String {
             fmt_ratio(&r.efmesh.cold, &r.floor_file)
         ));
     }
+    if results
+        .iter()
+        .any(|r| !matches!(r.efmesh.promote_floor, Measured::Skipped { .. }))
+    {
+        out.push('\n');
+        out.push_str(
+            "| models | efmesh promotion | floor: DuckDB view swap | efmesh ÷ floor | efmesh one-model promotion | floor: open + close | efmesh ÷ floor |\n",
+        );
+        out.push_str("|---:|---:|---:|---:|---:|---:|---:|\n");
+        for r in results {
+            let e = &r.efmesh;
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} |\n",
+                fmt_count(r.models),
+                fmt_measured(&e.promote),
+                fmt_measured(&e.promote_floor),
+                fmt_ratio(&e.promote, &e.promote_floor),
+                fmt_measured(&e.one_model_promote),
+                fmt_measured(&e.open_floor),
+                fmt_ratio(&e.one_model_promote, &e.open_floor),
+            ));
+        }
+    }
     out
 }
 
@@ -534,6 +683,16 @@ pub fn notes(results: &[SizeResult]) -> Vec<String> {
                 ("promotion", &t.promote),
             ] {
                 push_note(&mut notes, r.models, &format!("{tool} {what}"), m);
+            }
+            // the promotion floors are efmesh's alone: only their failures are news
+            for (what, m) in [
+                ("promotion floor", &t.promote_floor),
+                ("one-model promotion", &t.one_model_promote),
+                ("open floor", &t.open_floor),
+            ] {
+                if matches!(m, Measured::Failed { .. }) {
+                    push_note(&mut notes, r.models, &format!("{tool} {what}"), m);
+                }
             }
         }
         push_note(&mut notes, r.models, "floor (file)", &r.floor_file);
@@ -663,17 +822,15 @@ mod tests {
                 cold: t(2000),
                 noop: t(25),
                 promote: t(150),
+                promote_floor: t(100),
+                one_model_promote: t(60),
+                open_floor: t(50),
             },
             sqlmesh: ToolResult {
                 cold: Measured::TimedOut {
                     limit: Duration::from_secs(600),
                 },
-                noop: Measured::Skipped {
-                    reason: "cold apply did not complete".into(),
-                },
-                promote: Measured::Skipped {
-                    reason: "cold apply did not complete".into(),
-                },
+                ..ToolResult::skipped("cold apply did not complete")
             },
             floor_file: t(1600),
             floor_memory: t(800),
@@ -692,6 +849,10 @@ mod tests {
         assert_eq!(lines[4], "| 2,000 | promotion to prod | 150.0 ms | — | — |");
         assert_eq!(lines[5], "");
         assert_eq!(lines[8], "| 2,000 | 2.00 s | 1.60 s | 800.0 ms | 1.25× |");
+        assert_eq!(
+            lines[12],
+            "| 2,000 | 150.0 ms | 100.0 ms | 1.50× | 60.0 ms | 50.0 ms | 1.20× |"
+        );
         // every row of a table has the same number of cells as its header
         for block in md.split("\n\n") {
             let cells: Vec<usize> = block.lines().map(|l| l.matches('|').count()).collect();
@@ -773,6 +934,7 @@ mod tests {
             dev_schema: "d",
             prod_schema: "p",
             runs: 2,
+            promotion_floors: false,
         };
         let opts = Options {
             timeout: Duration::from_secs(30),

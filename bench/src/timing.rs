@@ -84,11 +84,17 @@ impl Tool {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let start = Instant::now();
-        let output = cmd.output().with_context(|| {
+        let child = cmd.spawn().with_context(|| {
             format!("failed to start `{}`", self.display_command(project, args))
         })?;
+        let (output, max_rss_kib) = wait_collect(child)
+            .with_context(|| format!("waiting for `{}`", self.display_command(project, args)))?;
         let elapsed = start.elapsed();
-        Ok(Run { elapsed, output })
+        Ok(Run {
+            elapsed,
+            output,
+            max_rss_kib,
+        })
     }
 
     /// Like [`Tool::run`], but gives up after `timeout`: the child (started
@@ -115,16 +121,20 @@ impl Tool {
         let pid = child.id();
         let (tx, rx) = mpsc::channel();
         let waiter = std::thread::spawn(move || {
-            let output = child.wait_with_output();
+            let output = wait_collect(child);
             let _ = tx.send((output, start.elapsed()));
         });
         match rx.recv_timeout(timeout) {
             Ok((output, elapsed)) => {
                 let _ = waiter.join();
-                let output = output.with_context(|| {
+                let (output, max_rss_kib) = output.with_context(|| {
                     format!("waiting for `{}`", self.display_command(project, args))
                 })?;
-                Ok(Timed::Done(Run { elapsed, output }))
+                Ok(Timed::Done(Run {
+                    elapsed,
+                    output,
+                    max_rss_kib,
+                }))
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 kill_process_group(pid);
@@ -213,6 +223,66 @@ fn kill_process_group(pid: u32) {
     }
 }
 
+/// Wait for `child`, collecting its piped stdout and stderr, and its peak resident memory
+/// where the platform reports it: the scale benchmark states memory next to time, and only
+/// the waiting parent can read a finished child's peak.
+fn wait_collect(mut child: std::process::Child) -> std::io::Result<(Output, Option<u64>)> {
+    use std::io::Read;
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut bytes = vec![];
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    }
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let (status, rss) = wait_peak(&mut child)?;
+    Ok((
+        Output {
+            status,
+            stdout: out.join().unwrap_or_default(),
+            stderr: err.join().unwrap_or_default(),
+        },
+        rss,
+    ))
+}
+
+/// The exit status and peak resident set (KiB) of `child`, reaped with `wait4`.
+#[cfg(unix)]
+fn wait_peak(child: &mut std::process::Child) -> std::io::Result<(ExitStatus, Option<u64>)> {
+    use std::os::unix::process::ExitStatusExt;
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill in
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: pid is our own unreaped child; both pointers outlive the call
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    // ru_maxrss is in KiB on Linux (bytes on macOS)
+    let kib = if cfg!(target_os = "macos") {
+        usage.ru_maxrss as u64 / 1024
+    } else {
+        usage.ru_maxrss as u64
+    };
+    Ok((ExitStatus::from_raw(status), Some(kib)))
+}
+
+#[cfg(not(unix))]
+fn wait_peak(child: &mut std::process::Child) -> std::io::Result<(ExitStatus, Option<u64>)> {
+    Ok((child.wait()?, None))
+}
+
 /// One completed process: its wall time and everything it printed. Kept
 /// whole so later subcommands can also inspect output (e.g. plan summaries).
 #[derive(Debug)]
@@ -221,6 +291,8 @@ pub struct Run {
     pub elapsed: Duration,
     /// Exit status and captured stdout/stderr.
     pub output: Output,
+    /// Peak resident memory of the process in KiB (`None` where the platform has no `wait4`).
+    pub max_rss_kib: Option<u64>,
 }
 
 /// A timed command exited unsuccessfully. A dedicated error type so the
@@ -399,7 +471,10 @@ mod tests {
             .run_timeout(dir.path(), &["-c", "echo hi"], Duration::from_secs(10))
             .unwrap()
         {
-            Timed::Done(run) => assert_eq!(String::from_utf8_lossy(&run.output.stdout), "hi\n"),
+            Timed::Done(run) => {
+                assert_eq!(String::from_utf8_lossy(&run.output.stdout), "hi\n");
+                assert!(run.max_rss_kib.is_some_and(|k| k > 0));
+            }
             Timed::TimedOut(_) => panic!("echo timed out"),
         }
         let started = Instant::now();

@@ -53,40 +53,59 @@ fn globset(globs: &[String]) -> Result<GlobSet, Error> {
     })
 }
 
-/// Project-relative paths (with `/`) of the files under `root` matching any of `globs`,
-/// sorted. Hidden directories, `target` and `node_modules` are skipped.
-pub fn matching_files(root: &Path, globs: &[String]) -> Result<Vec<String>, Error> {
-    let set = globset(globs)?;
-    let mut out = vec![];
-    let walker = walkdir::WalkDir::new(root)
-        .follow_links(true)
-        .into_iter()
-        .filter_entry(|e| {
-            let name = e.file_name().to_string_lossy();
-            e.depth() == 0
-                || !(name.starts_with('.')
-                    || (e.file_type().is_dir() && (name == "target" || name == "node_modules")))
-        });
-    for entry in walker {
-        let entry = entry.map_err(|e| Error::Io {
-            path: root.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        if !entry.file_type().is_file() {
-            continue;
+/// Every file of a project tree, walked once: reading a project selects models, audits,
+/// macros and more by glob, and walking thousands of files once per glob set cost a no-op
+/// plan more than reading them.
+pub struct ProjectFiles {
+    /// Project-relative paths with `/`, sorted.
+    paths: Vec<String>,
+}
+
+impl ProjectFiles {
+    /// The files under `root`. Hidden directories, `target` and `node_modules` are skipped.
+    pub fn walk(root: &Path) -> Result<Self, Error> {
+        let mut paths = vec![];
+        let walker = walkdir::WalkDir::new(root)
+            .follow_links(true)
+            .into_iter()
+            .filter_entry(|e| {
+                let name = e.file_name().to_string_lossy();
+                e.depth() == 0
+                    || !(name.starts_with('.')
+                        || (e.file_type().is_dir() && (name == "target" || name == "node_modules")))
+            });
+        for entry in walker {
+            let entry = entry.map_err(|e| Error::Io {
+                path: root.to_path_buf(),
+                message: e.to_string(),
+            })?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+            let mut text = String::with_capacity(rel.as_os_str().len());
+            for (i, c) in rel.components().enumerate() {
+                if i > 0 {
+                    text.push('/');
+                }
+                text.push_str(&c.as_os_str().to_string_lossy());
+            }
+            paths.push(text);
         }
-        let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
-        let rel = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
-        if set.is_match(&rel) {
-            out.push(rel);
-        }
+        paths.sort();
+        Ok(ProjectFiles { paths })
     }
-    out.sort();
-    Ok(out)
+
+    /// The paths matching any of `globs`, sorted.
+    pub fn matching(&self, globs: &[String]) -> Result<Vec<String>, Error> {
+        let set = globset(globs)?;
+        Ok(self
+            .paths
+            .iter()
+            .filter(|p| set.is_match(p.as_str()))
+            .cloned()
+            .collect())
+    }
 }
 
 /// `path` with links and `..` resolved, or as given when it cannot be (what a crontab line

@@ -25,6 +25,23 @@ pub struct Efmesh {
     project: Project,
     warnings: Vec<Diagnostic>,
     backends: Backends,
+    /// The engine connection a plan opened to look for missing physics, kept for the apply
+    /// that follows: opening a DuckDB file of thousands of tables costs a third of a second,
+    /// and an apply paid it twice.
+    parked_engine: ParkedEngine,
+}
+
+/// The slot [`Efmesh::engine`] takes a parked connection from.
+#[derive(Default)]
+struct ParkedEngine(std::sync::Mutex<Option<Box<dyn Engine + Send>>>);
+
+impl std::fmt::Debug for ParkedEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parked = self.0.lock().map(|e| e.is_some()).unwrap_or(false);
+        f.debug_struct("ParkedEngine")
+            .field("parked", &parked)
+            .finish()
+    }
 }
 
 /// One model in [`Graph`]: the `efmesh graph --json` contract.
@@ -90,6 +107,7 @@ impl Efmesh {
                 root: report.root,
                 project,
                 warnings: report.diagnostics,
+                parked_engine: Default::default(),
             }),
             None => Err(Error::Invalid(Box::new(CheckFailure {
                 diagnostics: report.diagnostics,
@@ -145,9 +163,27 @@ impl Efmesh {
         crate::ops::lock::EnvLock::acquire(self.backends.state.clone(), env)
     }
 
-    /// A connection to the configured engine.
+    /// A connection to the configured engine: the one the plan left parked, else a new one.
     pub fn engine(&self) -> Result<Box<dyn Engine + Send>, Error> {
+        if let Some(engine) = self.parked().take() {
+            return Ok(engine);
+        }
         Ok(self.backends.engine.open()?)
+    }
+
+    /// Close the engine connection a plan kept for its apply. Whoever waits between the plan
+    /// and the apply (a confirmation prompt) calls it, so the database is not held open
+    /// against other processes while a person reads the plan.
+    pub fn release_engine(&self) {
+        drop(self.parked().take());
+    }
+
+    fn parked(&self) -> std::sync::MutexGuard<'_, Option<Box<dyn Engine + Send>>> {
+        // a panic while holding the slot leaves at worst a connection to drop
+        self.parked_engine
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The project as `env` builds it: redacted (see [`Project::redacted`]) when the
@@ -217,7 +253,10 @@ impl Efmesh {
             ),
             None if engine => match self.engine() {
                 Ok(mut e) => {
-                    crate::ops::reality::missing_in_engine(&project, pointers, e.as_mut())?
+                    let missing =
+                        crate::ops::reality::missing_in_engine(&project, pointers, e.as_mut())?;
+                    *self.parked() = Some(e);
+                    missing
                 }
                 // another process is writing: `status` still answers, and apply or run stop
                 // at the lock when they open the engine themselves

@@ -224,22 +224,17 @@ pub(crate) fn sources_for(
     if !files {
         return Ok(Ok((config_text, sources)));
     }
-    for path in discover::matching_files(root, &config.model_globs)? {
-        let text = read(&path)?;
-        sources.models.push(SourceText { path, text });
-    }
-    for path in discover::matching_files(root, &config.audit_globs)? {
-        let text = read(&path)?;
-        sources.audits.push(SourceText { path, text });
-    }
-    for path in discover::matching_files(root, &[project::macros::MACRO_GLOB.to_string()])? {
-        let text = read(&path)?;
-        sources.macros.push(SourceText { path, text });
-    }
+    let tree = discover::ProjectFiles::walk(root)?;
+    sources.models = read_all(root, tree.matching(&config.model_globs)?)?;
+    sources.audits = read_all(root, tree.matching(&config.audit_globs)?)?;
+    sources.macros = read_all(
+        root,
+        tree.matching(&[project::macros::MACRO_GLOB.to_string()])?,
+    )?;
     if name != CONFIG_FILE {
         // a SQLMesh project's Python models and macros are named, never skipped quietly
         let python = ["models/**/*.py".to_string(), "macros/**/*.py".to_string()];
-        for path in discover::matching_files(root, &python)? {
+        for path in tree.matching(&python)? {
             let text = read(&path)?;
             // an empty `__init__.py` (SQLMesh's init template has one) defines nothing
             let defines_nothing = text
@@ -274,12 +269,41 @@ pub(crate) fn sources_for(
     }
     if sqlmesh {
         let glob = [format!("{EXTERNAL_MODELS_DIR}/**/*.yaml")];
-        for path in discover::matching_files(root, &glob)? {
-            let text = read(&path)?;
-            sources.external_models.push(SourceText { path, text });
-        }
+        sources
+            .external_models
+            .extend(read_all(root, tree.matching(&glob)?)?);
     }
     Ok(Ok((config_text, sources)))
+}
+
+/// The texts of `paths` (project-relative), in their order, read on every core: a no-op plan
+/// reads every model file, and on thousands of files the reads are most of its own work. The
+/// first failing file in `paths` order is the error, as a sequential read would report.
+fn read_all(root: &Path, paths: Vec<String>) -> Result<Vec<SourceText>, Error> {
+    let read = |path: String| -> Result<SourceText, Error> {
+        let p = root.join(&path);
+        let text = crate::util::bounded_read::read_text(&p).map_err(|e| Error::io(&p, e))?;
+        Ok(SourceText { path, text })
+    };
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    if threads < 2 || paths.len() < 256 {
+        return paths.into_iter().map(read).collect();
+    }
+    let chunk = paths.len().div_ceil(threads);
+    let read = &read;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = paths
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(|p| read(p.clone())).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a reader thread panicked"))
+            .collect()
+    })
 }
 
 /// A project file other than models and audits (unit-test YAML), as text.

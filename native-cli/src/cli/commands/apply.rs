@@ -78,6 +78,9 @@ pub(crate) fn run(
             }
             return Exit::Waiting;
         }
+        if let Some(p) = &project {
+            p.release_engine();
+        }
         if !confirm(env) {
             eprintln!("apply cancelled; nothing changed");
             return Exit::Failure;

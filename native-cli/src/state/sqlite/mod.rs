@@ -277,15 +277,16 @@ fn read_ledger(conn: &Connection, pfp: &str) -> rusqlite::Result<Ledger> {
 
 /// Replace the done rows of one physics with `ledger`'s merged ranges.
 fn write_ledger(conn: &Connection, pfp: &str, ledger: &Ledger, now: &str) -> rusqlite::Result<()> {
-    conn.execute(
+    // cached: a backfill writes the ledger once per interval
+    conn.prepare_cached(
         "DELETE FROM intervals WHERE physical_fingerprint = ?1 AND status = 'done'",
-        params![pfp],
+    )?
+    .execute(params![pfp])?;
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO intervals (physical_fingerprint, status, start_at, end_at, updated_at) VALUES (?1, 'done', ?2, ?3, ?4)",
     )?;
     for r in ledger.ranges() {
-        conn.execute(
-            "INSERT INTO intervals (physical_fingerprint, status, start_at, end_at, updated_at) VALUES (?1, 'done', ?2, ?3, ?4)",
-            params![pfp, edge(r.start), edge(r.end), now],
-        )?;
+        insert.execute(params![pfp, edge(r.start), edge(r.end), now])?;
     }
     Ok(())
 }
