@@ -618,6 +618,9 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
         let ef_dir = base.join("efmesh");
         compare::fresh_project(&ef_dir, n)?;
         let efmesh_result = compare::run_tool(&ef, &ef_dir, n, &opts)?;
+        // the floors right after efmesh, before SQLMesh's long runs leave the disk busy
+        let floor_file = compare::run_floor(n, opts.floor_runs, &base, false);
+        let floor_memory = compare::run_floor(n, opts.floor_runs, &base, true);
 
         let sqlmesh_result = match compare::sqlmesh_gate(
             n,
@@ -638,8 +641,6 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
             }
         };
 
-        let floor_file = compare::run_floor(n, opts.floor_runs, &base, false);
-        let floor_memory = compare::run_floor(n, opts.floor_runs, &base, true);
         results.push(SizeResult {
             models: n,
             efmesh: efmesh_result,

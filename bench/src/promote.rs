@@ -64,6 +64,18 @@ pub fn swap_sql(db: &Path) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// Of the statements [`swap_sql`] returns, those that promote the changed model alone: its
+/// schema, then its view.
+pub fn one_view(all: &[String]) -> Vec<String> {
+    let name = crate::generate::model_name(CHANGED_MODEL);
+    let (schema, table) = name.split_once('.').unwrap_or(("", &name));
+    let view = format!("VIEW {schema}.{table} AS ");
+    all.iter()
+        .filter(|s| *s == &format!("CREATE SCHEMA IF NOT EXISTS {schema}") || s.contains(&view))
+        .cloned()
+        .collect()
+}
+
 fn read_only(db: &Path) -> Result<duckdb::Connection> {
     let config = duckdb::Config::default().access_mode(duckdb::AccessMode::ReadOnly)?;
     duckdb::Connection::open_with_flags(db, config)
@@ -144,6 +156,13 @@ mod tests {
                 "CREATE SCHEMA IF NOT EXISTS src",
                 "CREATE OR REPLACE VIEW bench.m_00004 AS SELECT * FROM _p.t",
                 "CREATE OR REPLACE VIEW src.events AS SELECT * FROM _p.t",
+            ]
+        );
+        assert_eq!(
+            one_view(&sql),
+            [
+                "CREATE SCHEMA IF NOT EXISTS bench",
+                "CREATE OR REPLACE VIEW bench.m_00004 AS SELECT * FROM _p.t",
             ]
         );
         floor_swap(&db, &sql).unwrap();

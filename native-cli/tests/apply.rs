@@ -653,6 +653,91 @@ fn at_a_terminal_apply_asks_and_only_yes_applies() {
 }
 
 #[test]
+fn an_apply_opens_the_engine_once_for_its_plan_and_its_build() {
+    let p = project(&[RAW, MID]);
+    apply_json(p.path(), "dev");
+    // with an environment in place the plan looks for missing physics in the engine, and the
+    // apply builds in the same connection instead of opening the file a second time
+    write(
+        p.path(),
+        (
+            "models/mid.sql",
+            "MODEL (name s.mid, kind FULL);\nSELECT id, v FROM s.raw WHERE id < 3",
+        ),
+    );
+    let out = efmesh(p.path())
+        .args(["--log-level", "debug", "apply", "dev", "--yes"])
+        .env("NO_COLOR", "1")
+        .assert()
+        .success();
+    let log = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(log.contains("looking up physical tables"), "{log}");
+    assert_eq!(log.matches("configuring the engine").count(), 1, "{log}");
+    assert_eq!(
+        one(p.path(), "SELECT count(*)::VARCHAR FROM dev__s.mid"),
+        "3"
+    );
+}
+
+#[test]
+fn at_a_terminal_the_database_is_free_while_the_prompt_waits() {
+    use std::io::{Read, Write};
+    let p = project(&[RAW, MID]);
+    apply_json(p.path(), "dev");
+    write(
+        p.path(),
+        (
+            "models/mid.sql",
+            "MODEL (name s.mid, kind FULL);\nSELECT id, v FROM s.raw WHERE id < 4",
+        ),
+    );
+    let bin = assert_cmd::cargo::cargo_bin("efmesh");
+    let mut child = std::process::Command::new("script")
+        .current_dir(p.path())
+        .args([
+            "-qec",
+            &format!("{} apply dev --log-level warn", bin.display()),
+            "/dev/null",
+        ])
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("util-linux `script` runs efmesh under a terminal");
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 256];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            if String::from_utf8_lossy(&seen).contains("[y/N]") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the prompt appears");
+    // the plan looked at the engine; while a person reads it, another process may write
+    let other = duckdb::Connection::open(p.path().join("efmesh.duckdb"))
+        .expect("the database is not held open during the prompt");
+    other
+        .execute_batch("CREATE TABLE outside AS SELECT 1 AS x")
+        .unwrap();
+    drop(other);
+    child.stdin.take().unwrap().write_all(b"y\n").unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        one(p.path(), "SELECT count(*)::VARCHAR FROM dev__s.mid"),
+        "4"
+    );
+}
+
+#[test]
 fn a_model_that_becomes_embedded_loses_its_view() {
     let p = project(&[RAW, MID, TOP]);
     apply_json(p.path(), "dev");

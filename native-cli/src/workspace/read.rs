@@ -320,3 +320,35 @@ pub(crate) fn config_text(root: &Path) -> Result<Option<String>, Error> {
         Err(e) => Err(Error::io(&p, e)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_files_are_read_in_order_and_the_first_bad_one_is_the_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("models/x")).unwrap();
+        let paths: Vec<String> = (0..600).map(|i| format!("models/x/m{i:04}.sql")).collect();
+        for (i, p) in paths.iter().enumerate() {
+            std::fs::write(dir.path().join(p), format!("SELECT {i}")).unwrap();
+        }
+        std::fs::write(dir.path().join("models/skipped.txt"), "not a model").unwrap();
+        let tree = discover::ProjectFiles::walk(dir.path()).unwrap();
+        let selected = tree.matching(&["models/**/*.sql".to_string()]).unwrap();
+        assert_eq!(selected, paths, "sorted, and only what the glob selects");
+        let read = read_all(dir.path(), selected.clone()).unwrap();
+        assert_eq!(read.len(), 600);
+        for (i, f) in read.iter().enumerate() {
+            assert_eq!(
+                (f.path.as_str(), f.text.as_str()),
+                (paths[i].as_str(), format!("SELECT {i}").as_str())
+            );
+        }
+        // two unreadable files in different reader threads: the error names the earlier one
+        std::fs::write(dir.path().join(&paths[450]), [0xff, 0xfe]).unwrap();
+        std::fs::write(dir.path().join(&paths[10]), [0xff, 0xfe]).unwrap();
+        let e = read_all(dir.path(), selected).unwrap_err().to_string();
+        assert!(e.contains("m0010.sql"), "{e}");
+    }
+}
