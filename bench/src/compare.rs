@@ -390,22 +390,7 @@ fn promotion_floors(
     let scratch = sibling(dir, "floor.duckdb");
     result.promote_floor = match promote::swap_sql(&db) {
         Err(e) => failed(e),
-        Ok(sql) => {
-            let mut samples = vec![];
-            let mut error = None;
-            for _ in 0..w.runs {
-                fs::copy(&db, &scratch)?;
-                settle(&scratch)?;
-                match promote::floor_swap(&scratch, &sql) {
-                    Ok(d) => samples.push(d),
-                    Err(e) => {
-                        error = Some(failed(e));
-                        break;
-                    }
-                }
-            }
-            error.unwrap_or_else(|| Measured::from_samples(samples))
-        }
+        Ok(sql) => on_copies(&db, &scratch, w.runs, |f| promote::floor_swap(f, &sql))?,
     };
     eprintln!("  promotion floor: {}", fmt_measured(&result.promote_floor));
     // one leaf model changed and built in dev, then promoted: exactly one view moves
@@ -461,41 +446,14 @@ fn promotion_floors(
     };
     // what opening that file costs raw DuckDB
     let db = changed.join(w.database);
-    let mut samples = vec![];
-    for _ in 0..w.runs {
-        fs::copy(&db, &scratch)?;
-        settle(&scratch)?;
-        match promote::floor_open(&scratch) {
-            Ok(d) => samples.push(d),
-            Err(e) => {
-                result.open_floor = failed(e);
-                break;
-            }
-        }
-    }
-    if samples.len() == w.runs {
-        result.open_floor = Measured::from_samples(samples);
-    }
+    result.open_floor = on_copies(&db, &scratch, w.runs, promote::floor_open)?;
     eprintln!("  open + close floor: {}", fmt_measured(&result.open_floor));
     // and what swapping just that one view costs raw DuckDB on it
     result.one_view_floor = match promote::swap_sql(&db) {
         Err(e) => failed(e),
         Ok(all) => {
             let sql = promote::one_view(&all);
-            let mut samples = vec![];
-            let mut error = None;
-            for _ in 0..w.runs {
-                fs::copy(&db, &scratch)?;
-                settle(&scratch)?;
-                match promote::floor_swap(&scratch, &sql) {
-                    Ok(d) => samples.push(d),
-                    Err(e) => {
-                        error = Some(failed(e));
-                        break;
-                    }
-                }
-            }
-            error.unwrap_or_else(|| Measured::from_samples(samples))
+            on_copies(&db, &scratch, w.runs, |f| promote::floor_swap(f, &sql))?
         }
     };
     eprintln!(
@@ -506,6 +464,30 @@ fn promotion_floors(
     fs::remove_file(sibling(dir, "floor.duckdb.wal")).ok();
     fs::remove_dir_all(&changed).ok();
     Ok(())
+}
+
+/// `runs` raw-DuckDB measurements of `floor`, each on a fresh, flushed copy of `db` at
+/// `scratch`; the first failure is the result.
+fn on_copies(
+    db: &Path,
+    scratch: &Path,
+    runs: usize,
+    floor: impl Fn(&Path) -> Result<Duration>,
+) -> Result<Measured> {
+    let mut samples = vec![];
+    for _ in 0..runs {
+        fs::copy(db, scratch)?;
+        settle(scratch)?;
+        match floor(scratch) {
+            Ok(d) => samples.push(d),
+            Err(e) => {
+                return Ok(Measured::Failed {
+                    error: format!("{e:#}"),
+                })
+            }
+        }
+    }
+    Ok(Measured::from_samples(samples))
 }
 
 /// `dir` with `.suffix` appended to its file name.

@@ -173,7 +173,8 @@ impl Efmesh {
 
     /// Close the engine connection a plan kept for its apply. Whoever waits between the plan
     /// and the apply (a confirmation prompt) calls it, so the database is not held open
-    /// against other processes while a person reads the plan.
+    /// against other processes while a person reads the plan; so does a long-lived holder of
+    /// an `Efmesh` that planned or asked for a status and is done with the engine.
     pub fn release_engine(&self) {
         drop(self.parked().take());
     }
