@@ -612,11 +612,10 @@ fn any_input_change_misses_the_project_cache() {
     assert_eq!(plan_out(p.path(), "dev").0["hasChanges"], false);
 }
 
-/// Run efmesh under a pseudo-terminal (util-linux `script`), answering the prompt with `answer`.
-fn at_a_terminal(dir: &Path, args: &str, answer: &str) -> std::process::Output {
-    use std::io::Write;
+/// efmesh started under a pseudo-terminal (util-linux `script`), stdin and stdout piped.
+fn spawn_at_a_terminal(dir: &Path, args: &str) -> std::process::Child {
     let bin = assert_cmd::cargo::cargo_bin("efmesh");
-    let mut child = std::process::Command::new("script")
+    std::process::Command::new("script")
         .current_dir(dir)
         .args(["-qec", &format!("{} {args}", bin.display()), "/dev/null"])
         .env("NO_COLOR", "1")
@@ -624,7 +623,13 @@ fn at_a_terminal(dir: &Path, args: &str, answer: &str) -> std::process::Output {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .expect("util-linux `script` runs efmesh under a terminal");
+        .expect("util-linux `script` runs efmesh under a terminal")
+}
+
+/// Run efmesh under a pseudo-terminal, answering the prompt with `answer`.
+fn at_a_terminal(dir: &Path, args: &str, answer: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = spawn_at_a_terminal(dir, args);
     child
         .stdin
         .take()
@@ -652,19 +657,20 @@ fn at_a_terminal_apply_asks_and_only_yes_applies() {
     assert_eq!(plan_out(p.path(), "dev").0["hasChanges"], false);
 }
 
-#[test]
-fn an_apply_opens_the_engine_once_for_its_plan_and_its_build() {
+/// A project applied to dev whose `s.mid` then changes to keep `rows` rows: its next plan
+/// looks for missing physics in the engine, and its apply builds one model.
+fn applied_then_changed(rows: u32) -> tempfile::TempDir {
     let p = project(&[RAW, MID]);
     apply_json(p.path(), "dev");
-    // with an environment in place the plan looks for missing physics in the engine, and the
-    // apply builds in the same connection instead of opening the file a second time
-    write(
-        p.path(),
-        (
-            "models/mid.sql",
-            "MODEL (name s.mid, kind FULL);\nSELECT id, v FROM s.raw WHERE id < 3",
-        ),
-    );
+    let mid = format!("MODEL (name s.mid, kind FULL);\nSELECT id, v FROM s.raw WHERE id < {rows}");
+    write(p.path(), ("models/mid.sql", &mid));
+    p
+}
+
+#[test]
+fn an_apply_opens_the_engine_once_for_its_plan_and_its_build() {
+    // the apply builds in the connection its plan opened, instead of opening the file again
+    let p = applied_then_changed(3);
     let out = efmesh(p.path())
         .args(["--log-level", "debug", "apply", "dev", "--yes"])
         .env("NO_COLOR", "1")
@@ -682,29 +688,8 @@ fn an_apply_opens_the_engine_once_for_its_plan_and_its_build() {
 #[test]
 fn at_a_terminal_the_database_is_free_while_the_prompt_waits() {
     use std::io::{Read, Write};
-    let p = project(&[RAW, MID]);
-    apply_json(p.path(), "dev");
-    write(
-        p.path(),
-        (
-            "models/mid.sql",
-            "MODEL (name s.mid, kind FULL);\nSELECT id, v FROM s.raw WHERE id < 4",
-        ),
-    );
-    let bin = assert_cmd::cargo::cargo_bin("efmesh");
-    let mut child = std::process::Command::new("script")
-        .current_dir(p.path())
-        .args([
-            "-qec",
-            &format!("{} apply dev --log-level warn", bin.display()),
-            "/dev/null",
-        ])
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("util-linux `script` runs efmesh under a terminal");
+    let p = applied_then_changed(4);
+    let mut child = spawn_at_a_terminal(p.path(), "apply dev --log-level warn");
     let mut stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {

@@ -41,6 +41,22 @@ fn rows(dir: &Path, env: &str, sql: &str) -> Vec<String> {
 }
 
 /// `efmesh check --json` on `dir`: its exit code and its diagnostics.
+/// `efmesh ARGS` in `dir` with the clock at `now`.
+fn at(dir: &Path, now: &str, args: &[&str]) -> std::process::Output {
+    efmesh(dir)
+        .env("EFMESH_NOW", now)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The same, which must succeed.
+fn ok_at(dir: &Path, now: &str, args: &[&str]) -> std::process::Output {
+    let out = at(dir, now, args);
+    assert!(out.status.success(), "{args:?} at {now}: {out:?}");
+    out
+}
+
 fn check_diagnostics(dir: &Path) -> (Option<i32>, Vec<serde_json::Value>) {
     let out = efmesh(dir).args(["check", "--json"]).output().unwrap();
     let v = json(&out.stdout);
@@ -376,13 +392,7 @@ fn forward_only_and_disable_restatement_in_the_kind_are_honoured() {
         format!("MODEL (name m.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ts, forward_only true, disable_restatement true), start '2026-01-01', cron '@daily');\nSELECT range AS id, {expr} AS v, TIMESTAMP '2026-01-01' + to_days(range) AS ts FROM range(10) WHERE ts >= @start AND ts < @end")
     };
     let p = project(&[("models/daily.sql", &model("1"))]);
-    let at = |now: &str, args: &[&str]| {
-        efmesh(p.path())
-            .env("EFMESH_NOW", now)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let at = |now: &str, args: &[&str]| at(p.path(), now, args);
     assert!(at("2026-01-05T00:00:00Z", &["apply", "dev", "--yes"])
         .status
         .success());
@@ -509,15 +519,7 @@ fn auto_restatement_cron_restates_the_latest_intervals_when_it_fires() {
         ("models/daily.sql", "MODEL (name m.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, auto_restatement_cron '@weekly', auto_restatement_intervals 3), start '2026-01-01', cron '@daily');\nSELECT CAST(d.range AS DATE) AS ds, v.v FROM range(CAST(@start_ds AS TIMESTAMP), CAST(@end_ds AS TIMESTAMP) + INTERVAL 1 DAY, INTERVAL 1 DAY) AS d, read_csv('v.csv') AS v\n"),
         ("v.csv", "v\n1\n"),
     ]);
-    let at = |now: &str, args: &[&str]| {
-        let out = efmesh(p.path())
-            .env("EFMESH_NOW", now)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?} at {now}: {out:?}");
-        out
-    };
+    let at = |now: &str, args: &[&str]| ok_at(p.path(), now, args);
     let value = |v: &str| std::fs::write(p.path().join("v.csv"), format!("v\n{v}\n")).unwrap();
     // 2026-01-01 is a Thursday: @weekly fires at midnight on Sunday 2026-01-04
     at("2026-01-03T00:00:00Z", &["apply", "dev", "--yes"]);
@@ -610,13 +612,7 @@ fn incremental_by_partition_replaces_the_partitions_each_refresh_returns() {
         ("data.csv", "ds,v\na,1\nb,1\n"),
     ]);
     let at = |now: &str, args: &[&str]| {
-        let out = efmesh(p.path())
-            .env("EFMESH_NOW", now)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?} at {now}: {out:?}");
-        String::from_utf8_lossy(&out.stdout).to_string()
+        String::from_utf8_lossy(&ok_at(p.path(), now, args).stdout).to_string()
     };
     let table = |now: &str| {
         at(

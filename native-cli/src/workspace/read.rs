@@ -139,41 +139,42 @@ pub(crate) fn read_config(dir: &Path) -> Result<(PathBuf, Config), Error> {
 /// Parse model files on every core: files are independent, and on thousands of models parsing
 /// dominates the time of every command.
 fn parse_parallel(sources: &ProjectSources) -> Vec<project::ParsedFile> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
-    if threads < 2 || sources.models.len() < 64 {
+    if cores() < 2 || sources.models.len() < 64 {
         return project::parse_models(sources);
     }
     let dialect = sources.config.dialect();
     let (env, problems) = project::macros::parse_env(sources);
-    let env = &env;
-    let chunk = sources.models.len().div_ceil(threads);
-    let mut parsed: Vec<project::ParsedFile> = std::thread::scope(|s| {
-        let handles: Vec<_> = sources
-            .models
-            .chunks(chunk)
-            .map(|files| {
-                s.spawn(move || {
-                    files
-                        .iter()
-                        .map(|f| {
-                            efmesh_core::model::parse_model_file(&f.path, &f.text, dialect, env)
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a parser thread panicked"))
-            .collect()
+    let mut parsed = on_every_core(&sources.models, |f| {
+        efmesh_core::model::parse_model_file(&f.path, &f.text, dialect, &env)
     });
     if !problems.is_empty() {
         parsed.push((None, problems));
     }
     parsed
+}
+
+/// The cores worth a thread when reading or parsing a project.
+fn cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8)
+}
+
+/// `f` over `items`, one chunk per core, results in the order of `items`.
+fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let chunk = items.len().div_ceil(cores()).max(1);
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a project reader thread panicked"))
+            .collect()
+    })
 }
 
 /// A config that failed to parse: its diagnostics and the text to render them.
@@ -285,25 +286,12 @@ fn read_all(root: &Path, paths: Vec<String>) -> Result<Vec<SourceText>, Error> {
         let text = crate::util::bounded_read::read_text(&p).map_err(|e| Error::io(&p, e))?;
         Ok(SourceText { path, text })
     };
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
-    if threads < 2 || paths.len() < 256 {
+    if cores() < 2 || paths.len() < 256 {
         return paths.into_iter().map(read).collect();
     }
-    let chunk = paths.len().div_ceil(threads);
-    let read = &read;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = paths
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(|p| read(p.clone())).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a reader thread panicked"))
-            .collect()
-    })
+    on_every_core(&paths, |p| read(p.clone()))
+        .into_iter()
+        .collect()
 }
 
 /// A project file other than models and audits (unit-test YAML), as text.
