@@ -612,6 +612,97 @@ fn any_input_change_misses_the_project_cache() {
     assert_eq!(plan_out(p.path(), "dev").0["hasChanges"], false);
 }
 
+#[test]
+fn a_no_op_plan_trusts_an_unchanged_stat_and_never_a_rewritten_file() {
+    const NO_READ: &str = "every file as stamped, none read";
+    const TEXTS: &str = "the texts are unchanged";
+    let p = project(&[RAW, MID, TOP, SIDE]);
+    apply_json(p.path(), "dev");
+    // files written a moment ago could change again within their clock tick: texts decide
+    let (_, log) = plan_out(p.path(), "dev");
+    assert!(log.contains(TEXTS) && !log.contains(NO_READ), "{log}");
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    // aged now: this plan still reads (the stamps were racy) and stamps again ...
+    let (_, log) = plan_out(p.path(), "dev");
+    assert!(log.contains(TEXTS), "{log}");
+    // ... so the next one reads no file, with the same answer
+    let (v, log) = plan_out(p.path(), "dev");
+    assert!(log.contains(NO_READ), "{log}");
+    assert_eq!(v["hasChanges"], false);
+    // the same size and modification time, another text: the change time gives it away
+    let mid = p.path().join("models/mid.sql");
+    let mtime = std::fs::metadata(&mid).unwrap().modified().unwrap();
+    let edited = MID.1.replace("id < 8", "id < 3");
+    assert_ne!(edited, MID.1);
+    assert_eq!(edited.len(), MID.1.len());
+    std::fs::write(&mid, &edited).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&mid)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_eq!(std::fs::metadata(&mid).unwrap().modified().unwrap(), mtime);
+    let (v, log) = plan_out(p.path(), "dev");
+    assert!(!log.contains(NO_READ), "{log}");
+    assert_eq!(v["hasChanges"], true);
+    write(p.path(), MID);
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let (v, _) = plan_out(p.path(), "dev");
+    assert_eq!(v["hasChanges"], false);
+    assert!(plan_out(p.path(), "dev").1.contains(NO_READ));
+    // a new file the globs select is not in the stamps
+    write(
+        p.path(),
+        (
+            "models/extra.sql",
+            "MODEL (name s.extra, kind VIEW);
+SELECT 1 AS x",
+        ),
+    );
+    let (v, log) = plan_out(p.path(), "dev");
+    assert!(!log.contains(NO_READ), "{log}");
+    assert_eq!(v["hasChanges"], true);
+}
+
+#[test]
+fn an_apply_that_cannot_load_its_models_creates_no_database() {
+    // the engine opens while the models parse; opening a file that is not there would make it
+    let p = project(&[
+        RAW,
+        (
+            "models/mid.sql",
+            "MODEL (name s.mid, kind FULL);\nSELECT id, v FROM s.rwa",
+        ),
+    ]);
+    efmesh(p.path())
+        .args(["apply", "dev", "--yes"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("s.rwa"));
+    let db = p.path().join("efmesh.duckdb");
+    assert!(!db.exists(), "{} was created", db.display());
+    // with the file there, a failed load leaves it as it was and the next apply works
+    let p = project(&[RAW, MID]);
+    apply_json(p.path(), "dev");
+    assert!(p.path().join("efmesh.duckdb").exists());
+    write(
+        p.path(),
+        (
+            "models/mid.sql",
+            "MODEL (name s.mid, kind FULL);\nSELECT id, v FROM s.rwa",
+        ),
+    );
+    efmesh(p.path())
+        .args(["apply", "dev", "--yes"])
+        .assert()
+        .code(1);
+    write(p.path(), MID);
+    let v = apply_json(p.path(), "prod");
+    assert_eq!(v["applied"], true);
+    assert_eq!(one(p.path(), "SELECT count(*)::VARCHAR FROM s.mid"), "8");
+}
+
 /// efmesh started under a pseudo-terminal (util-linux `script`), stdin and stdout piped.
 fn spawn_at_a_terminal(dir: &Path, args: &str) -> std::process::Child {
     let bin = assert_cmd::cargo::cargo_bin("efmesh");

@@ -202,11 +202,12 @@ pub fn apply_plan(
             .get(&plan.env)
             .is_some_and(|e| e.redacted),
     };
-    // keep the janitor away from the physics this plan reuses
+    // keep the janitor away from the physics this plan reuses (what the environment already
+    // serves is referenced by it, so never an orphan the janitor may claim)
     let reused: Vec<(String, String)> = plan
         .actions
         .iter()
-        .filter(|a| !a.build)
+        .filter(|a| !a.build && a.category != Category::Unchanged)
         .filter_map(|a| a.physical_fingerprint.clone().map(|p| (p, a.model.clone())))
         .collect();
     state.pin_physics(&reused)?;

@@ -1030,7 +1030,7 @@ impl<'p> Sources<'p> {
         let loaded =
             self.read
                 .get_or_init(|| match crate::workspace::read::read_sources(self.root) {
-                    Ok(Ok((_, sources))) => {
+                    Ok(Ok((_, sources, _))) => {
                         let (env, _) = efmesh_core::project::macros::parse_env(&sources);
                         Ok((sources, env))
                     }

@@ -16,20 +16,32 @@ pub const TEXT_LIMIT: u64 = 16 * 1024 * 1024;
 /// caller reports with the path: `NotFound` stays `NotFound`; a device, an oversized file or
 /// text that is not UTF-8 is `InvalidData` saying so.
 pub fn read_text(path: &Path) -> std::io::Result<String> {
-    let bytes = read_limited(path, TEXT_LIMIT)?;
-    String::from_utf8(bytes).map_err(|_| invalid("it is not UTF-8 text".into()))
+    read_text_stat(path).map(|(text, _)| text)
+}
+
+/// [`read_text`], with the file's metadata as it was before the read: what the project cache
+/// remembers to know later, from a stat alone, that the file has not changed.
+pub fn read_text_stat(path: &Path) -> std::io::Result<(String, std::fs::Metadata)> {
+    let (bytes, meta) = read_limited_stat(path, TEXT_LIMIT)?;
+    let text = String::from_utf8(bytes).map_err(|_| invalid("it is not UTF-8 text".into()))?;
+    Ok((text, meta))
 }
 
 /// The content of the regular file at `path`, refused when it is not a regular file (a device,
 /// a FIFO, a directory) or holds more than `limit` bytes. The error says which, for a message
 /// that names the file.
 pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
-    read_limited(path, limit).map_err(|e| e.to_string())
+    read_bounded_stat(path, limit).map(|(bytes, _)| bytes)
+}
+
+/// [`read_bounded`], with the metadata as [`read_text_stat`] gives it.
+pub fn read_bounded_stat(path: &Path, limit: u64) -> Result<(Vec<u8>, std::fs::Metadata), String> {
+    read_limited_stat(path, limit).map_err(|e| e.to_string())
 }
 
 /// The one reading loop behind both: open, refuse what is not a regular file, read at most one
 /// byte past `limit` so an oversized file is known without reading all of it.
-fn read_limited(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+fn read_limited_stat(path: &Path, limit: u64) -> std::io::Result<(Vec<u8>, std::fs::Metadata)> {
     let file = std::fs::File::open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -43,7 +55,7 @@ fn read_limited(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
             limit / (1024 * 1024)
         )));
     }
-    Ok(bytes)
+    Ok((bytes, meta))
 }
 
 fn invalid(message: String) -> std::io::Error {

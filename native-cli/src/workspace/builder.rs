@@ -183,7 +183,7 @@ impl ProjectBuilder {
             (None, None) => "[project]\nname = \"efmesh\"\n".to_string(),
         };
         let files = self.files.unwrap_or(has_file);
-        let (config_text, mut sources) = read::sources_for(&self.root, config_text, files)?
+        let (config_text, mut sources, stamps) = read::sources_for(&self.root, config_text, files)?
             .map_err(|(diagnostics, files)| {
                 Error::Invalid(Box::new(CheckFailure { diagnostics, files }))
             })?;
@@ -193,7 +193,7 @@ impl ProjectBuilder {
                 text: m.to_model_file(),
             });
         }
-        Efmesh::from_report(read::load_sources(self.root, config_text, sources))
+        Efmesh::from_report(read::load_sources(self.root, config_text, sources, stamps))
     }
 }
 

@@ -733,10 +733,11 @@ pub fn state_for_dir(dir: &Path) -> Result<Box<dyn StateStore + Send>, Error> {
     Ok(backends::state(&root, &config)?.open()?)
 }
 
-/// Plan `env` for the project at (or above) `dir`, reading its files once. When nothing
-/// changed since the last load and the environment serves exactly the cached versions, the
-/// no-op plan comes from the project cache without parsing a model (the cache never decides a
-/// change); otherwise the project is loaded from the same texts and returned with the plan.
+/// Plan `env` for the project at (or above) `dir`, reading its files at most once. When
+/// nothing changed since the last load (known from a stat of every file, else from their
+/// texts) and the environment serves exactly the cached versions, the no-op plan comes from
+/// the project cache without parsing a model (the cache never decides a change); otherwise the
+/// project is loaded from the texts and returned with the plan.
 pub fn plan_dir(
     dir: &Path,
     env: &str,
@@ -754,7 +755,7 @@ pub fn plan_dir_checked(
     engine: bool,
 ) -> Result<(Plan, Option<Efmesh>), Error> {
     let root = super::discover::find_root(dir)?;
-    let (config_text, sources) = match read::read_sources(&root)? {
+    let selected = match read::select_sources(&root)? {
         Ok(s) => s,
         Err((diagnostics, files)) => {
             return Err(Error::Invalid(Box::new(CheckFailure {
@@ -763,20 +764,50 @@ pub fn plan_dir_checked(
             })))
         }
     };
-    if !engine
+    let cacheable = !engine
         && *options == efmesh_core::plan::PlanOptions::default()
-        && naming::validate_env(env).is_ok()
-    {
-        if let Some(models) = super::plan_cache::lookup(&root, &config_text, &sources) {
-            let pointers = backends::state(&root, &sources.config)?
-                .open()?
-                .environment(env)?;
-            if let Some(plan) = super::plan_cache::noop_plan(env, &models, &pointers) {
+        && naming::validate_env(env).is_ok();
+    let noop = |models: &[super::plan_cache::CachedModel], config: &efmesh_core::config::Config| {
+        let pointers = backends::state(&root, config)?.open()?.environment(env)?;
+        Ok::<_, Error>(super::plan_cache::noop_plan(env, models, &pointers))
+    };
+    // whether the cache already said what the project is (and the environment differs)
+    let mut known = false;
+    if cacheable {
+        let stamped =
+            super::plan_cache::lookup_stamped(&root, selected.config_text(), selected.paths());
+        if let Some(models) = stamped {
+            if let Some(plan) = noop(&models, selected.config())? {
+                return Ok((plan, None));
+            }
+            known = true;
+        }
+    }
+    let (config_text, sources, stamps) = read::read_selected(&root, selected)?;
+    if cacheable && !known {
+        if let Some(models) = super::plan_cache::lookup(&root, &config_text, &sources, &stamps) {
+            if let Some(plan) = noop(&models, &sources.config)? {
                 return Ok((plan, None));
             }
         }
     }
-    let project = Efmesh::from_report(read::load_sources(root, config_text, sources))?;
+    // an apply opens the engine anyway: open it while the models parse, since both take a
+    // good part of a second on a project of thousands (a failed open is met again, and
+    // reported, where the plan or the build opens it, after the project's own diagnostics)
+    let factory = engine
+        .then(|| backends::open(&root, &sources.config).ok())
+        .flatten()
+        .map(|b| b.engine)
+        .filter(|f| f.missing_database().is_none());
+    let (report, opened) = std::thread::scope(|s| {
+        let opening = factory.as_ref().map(|f| s.spawn(|| f.open()));
+        let report = read::load_sources(root, config_text, sources, stamps);
+        (report, opening.and_then(|h| h.join().ok()?.ok()))
+    });
+    let project = Efmesh::from_report(report)?;
+    if let Some(e) = opened {
+        *project.parked() = Some(e);
+    }
     let plan = project.plan_checked(project.state()?.as_mut(), env, options, engine)?;
     Ok((plan, Some(project)))
 }

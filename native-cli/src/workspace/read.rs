@@ -2,6 +2,7 @@
 //! The only module besides the backends that reads the project's files.
 
 use super::discover;
+use super::plan_cache::{Stamp, Stamps};
 use crate::{CheckFailure, Error};
 use efmesh_core::config::{Config, CONFIG_FILE};
 use efmesh_core::external_yaml::{
@@ -70,7 +71,7 @@ pub(crate) fn parse_config(
 pub fn check(dir: &Path) -> Result<CheckReport, Error> {
     let root = discover::find_root(dir)?;
     Ok(match read_sources(&root)? {
-        Ok((config_text, sources)) => load_sources(root, config_text, sources),
+        Ok((config_text, sources, stamps)) => load_sources(root, config_text, sources, stamps),
         Err((diagnostics, files)) => CheckReport {
             root,
             diagnostics,
@@ -85,13 +86,18 @@ pub(crate) fn load_sources(
     root: PathBuf,
     config_text: String,
     sources: ProjectSources,
+    mut stamps: Stamps,
 ) -> CheckReport {
     let mut files = BTreeMap::from([(config_name(&root).to_string(), config_text.clone())]);
     let mut read_seed = |rel: &str| {
-        crate::util::bounded_read::read_bounded(
+        let (bytes, meta) = crate::util::bounded_read::read_bounded_stat(
             &root.join(rel),
             crate::util::bounded_read::SEED_LIMIT,
-        )
+        )?;
+        if let Some(stamp) = Stamp::of(&meta) {
+            stamps.insert(rel.to_string(), stamp);
+        }
+        Ok(bytes)
     };
     let parsed = parse_parallel(&sources);
     let loaded = project::load_parsed(&sources, parsed, &mut read_seed);
@@ -112,7 +118,7 @@ pub(crate) fn load_sources(
         files.insert(src.path.clone(), src.text.clone());
     }
     if let Some(p) = &loaded.project {
-        super::plan_cache::remember(&root, &config_text, &sources, p);
+        super::plan_cache::remember(&root, &config_text, &sources, p, &stamps);
     }
     CheckReport {
         root,
@@ -180,13 +186,58 @@ fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> V
 /// A config that failed to parse: its diagnostics and the text to render them.
 pub(crate) type ConfigFailure = (Vec<Diagnostic>, BTreeMap<String, String>);
 
-/// Read `efmesh.toml` and every project file it selects.
+/// A project's config, parsed, and the files it selects by role, before any is read: what a
+/// plan needs to ask the project cache whether anything changed, by a stat of each file.
+pub(crate) struct Selected {
+    config_text: String,
+    config: Config,
+    config_diagnostics: Vec<Diagnostic>,
+    models: Vec<String>,
+    audits: Vec<String>,
+    macros: Vec<String>,
+    /// A SQLMesh project's Python models and macros, read only to be named.
+    python: Vec<String>,
+    external: Vec<String>,
+}
+
+impl Selected {
+    /// The config's text.
+    pub(crate) fn config_text(&self) -> &str {
+        &self.config_text
+    }
+
+    /// The parsed config.
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Every selected file, project-relative.
+    pub(crate) fn paths(&self) -> impl Iterator<Item = &str> {
+        self.models
+            .iter()
+            .chain(&self.audits)
+            .chain(&self.macros)
+            .chain(&self.python)
+            .chain(&self.external)
+            .map(String::as_str)
+    }
+}
+
+/// Read `efmesh.toml` and every project file it selects, with the stat of each.
 pub(crate) fn read_sources(
     root: &Path,
-) -> Result<Result<(String, ProjectSources), ConfigFailure>, Error> {
+) -> Result<Result<(String, ProjectSources, Stamps), ConfigFailure>, Error> {
+    Ok(match select_sources(root)? {
+        Ok(selected) => Ok(read_selected(root, selected)?),
+        Err(failure) => Err(failure),
+    })
+}
+
+/// Read `efmesh.toml` and list the files it selects, reading none of them.
+pub(crate) fn select_sources(root: &Path) -> Result<Result<Selected, ConfigFailure>, Error> {
     let p = root.join(config_name(root));
     let config_text = crate::util::bounded_read::read_text(&p).map_err(|e| Error::io(&p, e))?;
-    sources_for(root, config_text, true)
+    select(root, config_text, true)
 }
 
 /// The project `config_text` describes at `root`: its model, audit and `external_models.yaml`
@@ -195,11 +246,18 @@ pub(crate) fn sources_for(
     root: &Path,
     config_text: String,
     files: bool,
-) -> Result<Result<(String, ProjectSources), ConfigFailure>, Error> {
-    let read = |rel: &str| -> Result<String, Error> {
-        let p = root.join(rel);
-        crate::util::bounded_read::read_text(&p).map_err(|e| Error::io(&p, e))
-    };
+) -> Result<Result<(String, ProjectSources, Stamps), ConfigFailure>, Error> {
+    Ok(match select(root, config_text, files)? {
+        Ok(selected) => Ok(read_selected(root, selected)?),
+        Err(failure) => Err(failure),
+    })
+}
+
+fn select(
+    root: &Path,
+    config_text: String,
+    files: bool,
+) -> Result<Result<Selected, ConfigFailure>, Error> {
     let name = if files {
         config_name(root)
     } else {
@@ -214,84 +272,111 @@ pub(crate) fn sources_for(
             )))
         }
     };
-    let mut sources = ProjectSources {
-        config: config.clone(),
+    let mut selected = Selected {
+        config_text,
+        config,
+        config_diagnostics,
         models: vec![],
         audits: vec![],
-        external_models: vec![],
         macros: vec![],
-        config_diagnostics,
+        python: vec![],
+        external: vec![],
     };
     if !files {
-        return Ok(Ok((config_text, sources)));
+        return Ok(Ok(selected));
     }
     let tree = discover::ProjectFiles::walk(root)?;
-    sources.models = read_all(root, tree.matching(&config.model_globs)?)?;
-    sources.audits = read_all(root, tree.matching(&config.audit_globs)?)?;
-    sources.macros = read_all(
-        root,
-        tree.matching(&[project::macros::MACRO_GLOB.to_string()])?,
-    )?;
-    if name != CONFIG_FILE {
+    let config = &selected.config;
+    selected.models = tree.matching(&config.model_globs)?;
+    selected.audits = tree.matching(&config.audit_globs)?;
+    selected.macros = tree.matching(&[project::macros::MACRO_GLOB.to_string()])?;
+    let sqlmesh = name != CONFIG_FILE;
+    if sqlmesh {
         // a SQLMesh project's Python models and macros are named, never skipped quietly
         let python = ["models/**/*.py".to_string(), "macros/**/*.py".to_string()];
-        for path in tree.matching(&python)? {
-            let text = read(&path)?;
-            // an empty `__init__.py` (SQLMesh's init template has one) defines nothing
-            let defines_nothing = text
-                .lines()
-                .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
-            if defines_nothing {
-                continue;
-            }
-            let role = if path.starts_with("models/") {
-                "model"
-            } else {
-                "macro"
-            };
-            sources.config_diagnostics.push(Diagnostic::at(
-                efmesh_core::diagnostic::Problem::PythonFile { role },
-                efmesh_core::location::Location::file_only(&path),
-            ));
-        }
+        selected.python = tree.matching(&python)?;
     }
-    let sqlmesh = name != CONFIG_FILE;
     // SQLMesh reads `schema.yaml` only without `external_models.yaml`, and then the directory
     let file = [EXTERNAL_MODELS_FILE, DEPRECATED_EXTERNAL_MODELS_FILE]
         .into_iter()
         .take(if sqlmesh { 2 } else { 1 })
         .find(|f| root.join(f).is_file());
-    if let Some(file) = file {
-        let text = read(file)?;
-        sources.external_models.push(SourceText {
-            path: file.into(),
-            text,
-        });
-    }
+    selected.external.extend(file.map(str::to_string));
     if sqlmesh {
         let glob = [format!("{EXTERNAL_MODELS_DIR}/**/*.yaml")];
-        sources
-            .external_models
-            .extend(read_all(root, tree.matching(&glob)?)?);
+        selected.external.extend(tree.matching(&glob)?);
     }
-    Ok(Ok((config_text, sources)))
+    Ok(Ok(selected))
+}
+
+/// The texts of the selected files, and the stat of each taken before its read.
+pub(crate) fn read_selected(
+    root: &Path,
+    selected: Selected,
+) -> Result<(String, ProjectSources, Stamps), Error> {
+    let mut stamps = Stamps::start();
+    let mut sources = ProjectSources {
+        config: selected.config,
+        models: read_all(root, selected.models, &mut stamps)?,
+        audits: read_all(root, selected.audits, &mut stamps)?,
+        macros: read_all(root, selected.macros, &mut stamps)?,
+        external_models: vec![],
+        config_diagnostics: selected.config_diagnostics,
+    };
+    for file in read_all(root, selected.python, &mut stamps)? {
+        // an empty `__init__.py` (SQLMesh's init template has one) defines nothing
+        let defines_nothing = file
+            .text
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
+        if defines_nothing {
+            continue;
+        }
+        let role = if file.path.starts_with("models/") {
+            "model"
+        } else {
+            "macro"
+        };
+        sources.config_diagnostics.push(Diagnostic::at(
+            efmesh_core::diagnostic::Problem::PythonFile { role },
+            efmesh_core::location::Location::file_only(&file.path),
+        ));
+    }
+    sources.external_models = read_all(root, selected.external, &mut stamps)?;
+    Ok((selected.config_text, sources, stamps))
 }
 
 /// The texts of `paths` (project-relative), in their order, read on every core: a no-op plan
 /// reads every model file, and on thousands of files the reads are most of its own work. The
-/// first failing file in `paths` order is the error, as a sequential read would report.
-fn read_all(root: &Path, paths: Vec<String>) -> Result<Vec<SourceText>, Error> {
-    let read = |path: String| -> Result<SourceText, Error> {
+/// first failing file in `paths` order is the error, as a sequential read would report. Each
+/// file's stat before its read goes to `stamps`.
+fn read_all(
+    root: &Path,
+    paths: Vec<String>,
+    stamps: &mut Stamps,
+) -> Result<Vec<SourceText>, Error> {
+    let read = |path: String| -> Result<(SourceText, Option<Stamp>), Error> {
         let p = root.join(&path);
-        let text = crate::util::bounded_read::read_text(&p).map_err(|e| Error::io(&p, e))?;
-        Ok(SourceText { path, text })
+        let (text, meta) =
+            crate::util::bounded_read::read_text_stat(&p).map_err(|e| Error::io(&p, e))?;
+        Ok((SourceText { path, text }, Stamp::of(&meta)))
     };
-    if cores() < 2 || paths.len() < 256 {
-        return paths.into_iter().map(read).collect();
-    }
-    on_every_core(&paths, |p| read(p.clone()))
+    let read: Vec<(SourceText, Option<Stamp>)> = if cores() < 2 || paths.len() < 256 {
+        paths.into_iter().map(read).collect::<Result<_, _>>()?
+    } else {
+        on_every_core(&paths, |p| read(p.clone()))
+            .into_iter()
+            .collect::<Result<_, _>>()?
+    };
+    Ok(read
         .into_iter()
-        .collect()
+        .map(|(file, stamp)| {
+            if let Some(stamp) = stamp {
+                stamps.insert(file.path.clone(), stamp);
+            }
+            file
+        })
+        .collect())
 }
 
 /// A project file other than models and audits (unit-test YAML), as text.
@@ -325,7 +410,9 @@ mod tests {
         let tree = discover::ProjectFiles::walk(dir.path()).unwrap();
         let selected = tree.matching(&["models/**/*.sql".to_string()]).unwrap();
         assert_eq!(selected, paths, "sorted, and only what the glob selects");
-        let read = read_all(dir.path(), selected.clone()).unwrap();
+        let mut stamps = Stamps::start();
+        let read = read_all(dir.path(), selected.clone(), &mut stamps).unwrap();
+        assert_eq!(stamps.len(), 600, "every file read is stamped");
         assert_eq!(read.len(), 600);
         for (i, f) in read.iter().enumerate() {
             assert_eq!(
@@ -336,7 +423,9 @@ mod tests {
         // two unreadable files in different reader threads: the error names the earlier one
         std::fs::write(dir.path().join(&paths[450]), [0xff, 0xfe]).unwrap();
         std::fs::write(dir.path().join(&paths[10]), [0xff, 0xfe]).unwrap();
-        let e = read_all(dir.path(), selected).unwrap_err().to_string();
+        let e = read_all(dir.path(), selected, &mut stamps)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("m0010.sql"), "{e}");
     }
 }

@@ -45,13 +45,15 @@ impl PhysicsStore for SqliteState {
 
     fn pin_physics(&mut self, physical: &[(String, String)]) -> Result<(), StateError> {
         self.write(|tx, e| {
+            let mut claimed_by = tx
+                .prepare_cached("SELECT claimed_by FROM physics WHERE physical_fingerprint = ?1")
+                .map_err(e)?;
+            let mut unorphan = tx
+                .prepare_cached("UPDATE physics SET orphaned_at = NULL WHERE physical_fingerprint = ?1 AND orphaned_at IS NOT NULL")
+                .map_err(e)?;
             for (fp, model) in physical {
-                let claimed: Option<Option<String>> = tx
-                    .query_row(
-                        "SELECT claimed_by FROM physics WHERE physical_fingerprint = ?1",
-                        params![fp],
-                        |r| r.get(0),
-                    )
+                let claimed: Option<Option<String>> = claimed_by
+                    .query_row(params![fp], |r| r.get(0))
                     .optional()
                     .map_err(e)?;
                 if let Some(Some(_)) = claimed {
@@ -59,11 +61,7 @@ impl PhysicsStore for SqliteState {
                         model: model.clone(),
                     });
                 }
-                tx.execute(
-                    "UPDATE physics SET orphaned_at = NULL WHERE physical_fingerprint = ?1",
-                    params![fp],
-                )
-                .map_err(e)?;
+                unorphan.execute(params![fp]).map_err(e)?;
             }
             Ok(())
         })
