@@ -82,6 +82,17 @@ fn bootstraps_and_round_trips_across_connections() {
         let mut s = b.open().unwrap();
         assert_eq!(s.environment("dev").unwrap()["s.a"].fingerprint, "f1");
         assert!(s.environment("prod").unwrap().is_empty());
+        // what a cached plan compares agrees with the full pointers
+        let served = s.served_versions("dev").unwrap();
+        assert_eq!(served.len(), 1);
+        assert_eq!(
+            (
+                served["s.a"].fingerprint.as_str(),
+                served["s.a"].metadata_hash.as_str()
+            ),
+            ("f1", "m")
+        );
+        assert!(s.served_versions("prod").unwrap().is_empty());
         assert_eq!(s.snapshots(&["f1".into(), "nope".into()]).unwrap().len(), 1);
         assert!(s.built_physics().unwrap().contains("f1"));
         assert_eq!(s.journal("dev", 5).unwrap().len(), 1);

@@ -196,10 +196,37 @@ pub struct RunRecord {
     pub detail: serde_json::Value,
 }
 
+/// What an environment serves of one model, as [`SnapshotStore::served_versions`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Served {
+    /// The version served.
+    pub fingerprint: String,
+    /// Its metadata hash at promotion.
+    pub metadata_hash: String,
+}
+
 /// Versions and environments: the snapshots a plan compares, the pointers an environment serves, and the plans journal.
 pub trait SnapshotStore {
     /// The environment's pointers, without payloads (empty when it does not exist).
     fn environment(&mut self, env: &str) -> Result<BTreeMap<String, Pointer>, StateError>;
+    /// The version and metadata hash of every model the environment serves: all a plan
+    /// answered from the project cache compares, so a store may read it without joining the
+    /// snapshots for their physics.
+    fn served_versions(&mut self, env: &str) -> Result<BTreeMap<String, Served>, StateError> {
+        Ok(self
+            .environment(env)?
+            .into_iter()
+            .map(|(model, p)| {
+                (
+                    model,
+                    Served {
+                        fingerprint: p.fingerprint,
+                        metadata_hash: p.metadata_hash,
+                    },
+                )
+            })
+            .collect())
+    }
     /// Stored snapshots for these fingerprints (unknown ones are absent).
     fn snapshots(
         &mut self,

@@ -15,7 +15,7 @@
 
 use efmesh_core::fingerprint::{content_hash, FINGERPRINT_VERSION};
 use efmesh_core::model::Kind;
-use efmesh_core::plan::{Action, Category, Plan, Pointer};
+use efmesh_core::plan::{Action, Category, Plan};
 use efmesh_core::project::{seed_path, Project, ProjectSources};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -61,14 +61,14 @@ struct Stamped {
     /// The hash of this efmesh build and the config's text, which is always read.
     config: String,
     /// When the read that took the stamps began (ns since the epoch).
-    since_ns: i128,
+    since_ns: i64,
     /// Every selected file and seed, project-relative, sorted.
     files: Vec<(String, Stamp)>,
 }
 
 /// How long before a read a file must have been last written for its stat to be trusted: two
 /// seconds covers the coarsest file system clocks (FAT's).
-const RACY_NS: i128 = 2_000_000_000;
+const RACY_NS: i64 = 2_000_000_000;
 
 impl Stamped {
     /// Whether a file was written so shortly before the read that a later write in the same
@@ -82,12 +82,31 @@ impl Stamped {
 
 /// A file as a stat sees it, taken before its text was read: if none of this changed, no
 /// write reached the file since (a write sets the change time, which no tool can set back).
+/// Kept as `[len, ino, mtime_ns, ctime_ns]`, since a plan parses one per file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "[i64; 4]", into = "[i64; 4]")]
 pub struct Stamp {
     len: u64,
     ino: u64,
-    mtime_ns: i128,
-    ctime_ns: i128,
+    mtime_ns: i64,
+    ctime_ns: i64,
+}
+
+impl From<[i64; 4]> for Stamp {
+    fn from([len, ino, mtime_ns, ctime_ns]: [i64; 4]) -> Stamp {
+        Stamp {
+            len: len as u64,
+            ino: ino as u64,
+            mtime_ns,
+            ctime_ns,
+        }
+    }
+}
+
+impl From<Stamp> for [i64; 4] {
+    fn from(s: Stamp) -> [i64; 4] {
+        [s.len as i64, s.ino as i64, s.mtime_ns, s.ctime_ns]
+    }
 }
 
 impl Stamp {
@@ -96,7 +115,8 @@ impl Stamp {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
-            let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+            // nanoseconds since the epoch fit an i64 until 2262
+            let ns = |s: i64, n: i64| s.saturating_mul(1_000_000_000).saturating_add(n);
             Some(Stamp {
                 len: meta.len(),
                 ino: meta.ino(),
@@ -111,7 +131,7 @@ impl Stamp {
         }
     }
 
-    fn last_touched_ns(&self) -> i128 {
+    fn last_touched_ns(&self) -> i64 {
         self.mtime_ns.max(self.ctime_ns)
     }
 }
@@ -119,7 +139,7 @@ impl Stamp {
 /// The stamps one read of a project took.
 #[derive(Debug, Clone)]
 pub struct Stamps {
-    since_ns: i128,
+    since_ns: i64,
     files: BTreeMap<String, Stamp>,
 }
 
@@ -128,7 +148,7 @@ impl Stamps {
     pub fn start() -> Stamps {
         let since_ns = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as i128)
+            .map(|d| d.as_nanos() as i64)
             .unwrap_or(0);
         Stamps {
             since_ns,
@@ -365,7 +385,7 @@ pub fn lookup_stamped<'a>(
 pub fn noop_plan(
     env: &str,
     models: &[CachedModel],
-    pointers: &BTreeMap<String, Pointer>,
+    pointers: &BTreeMap<String, crate::state::Served>,
 ) -> Option<Plan> {
     // intervals fall due as time passes: only a full plan can tell for incremental models
     // lake versions are checked against their manifests by a full plan
@@ -420,5 +440,41 @@ pub(crate) fn sweep_dead_temps(root: &Path) {
             tracing::info!(file = %e.path().display(), "removing a temporary file a killed run left");
             let _ = std::fs::remove_file(e.path());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp(touched_ns: i64) -> Stamp {
+        Stamp {
+            len: 10,
+            ino: 7,
+            mtime_ns: touched_ns - 5,
+            ctime_ns: touched_ns,
+        }
+    }
+
+    #[test]
+    fn a_stamp_is_kept_as_four_integers_and_read_back() {
+        let s = stamp(1_796_499_474_605_061_663);
+        let text = serde_json::to_string(&s).unwrap();
+        assert_eq!(text, "[10,7,1796499474605061658,1796499474605061663]");
+        assert_eq!(serde_json::from_str::<Stamp>(&text).unwrap(), s);
+    }
+
+    #[test]
+    fn a_file_touched_within_two_seconds_of_the_read_is_racy() {
+        let since = 1_000_000_000_000;
+        let at = |touched| Stamped {
+            config: String::new(),
+            since_ns: since,
+            files: vec![("a.sql".into(), stamp(touched))],
+        };
+        assert!(!at(since - RACY_NS - 1).racy());
+        assert!(at(since - RACY_NS).racy());
+        // touched after the read began: its text may be older than its stamp says
+        assert!(at(since + 1).racy());
     }
 }

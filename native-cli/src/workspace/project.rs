@@ -768,7 +768,9 @@ pub fn plan_dir_checked(
         && *options == efmesh_core::plan::PlanOptions::default()
         && naming::validate_env(env).is_ok();
     let noop = |models: &[super::plan_cache::CachedModel], config: &efmesh_core::config::Config| {
-        let pointers = backends::state(&root, config)?.open()?.environment(env)?;
+        let pointers = backends::state(&root, config)?
+            .open()?
+            .served_versions(env)?;
         Ok::<_, Error>(super::plan_cache::noop_plan(env, models, &pointers))
     };
     // whether the cache already said what the project is (and the environment differs)

@@ -1,7 +1,7 @@
 //! Snapshots, environments and the plans journal, in SQLite.
 
 use super::{parse_ts, read_environment, ts, SqliteState, REFERENCED};
-use crate::state::{JournalEntry, SnapshotStore, StateError};
+use crate::state::{JournalEntry, Served, SnapshotStore, StateError};
 use chrono::Utc;
 use efmesh_core::plan::{NewSnapshot, Pointer, StoredSnapshot};
 use rusqlite::params;
@@ -14,6 +14,25 @@ type SnapshotRow = (String, String, String, String, u32, String);
 impl SnapshotStore for SqliteState {
     fn environment(&mut self, env: &str) -> Result<BTreeMap<String, Pointer>, StateError> {
         read_environment(&self.conn, env).map_err(|e| self.err(e))
+    }
+
+    fn served_versions(&mut self, env: &str) -> Result<BTreeMap<String, Served>, StateError> {
+        let read = || -> rusqlite::Result<BTreeMap<String, Served>> {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT model, fingerprint, metadata_hash FROM environments WHERE env = ?1",
+            )?;
+            let rows = stmt.query_map(params![env], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    Served {
+                        fingerprint: r.get(1)?,
+                        metadata_hash: r.get(2)?,
+                    },
+                ))
+            })?;
+            rows.collect()
+        };
+        read().map_err(|e| self.err(e))
     }
 
     fn snapshots(
