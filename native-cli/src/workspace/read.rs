@@ -224,13 +224,22 @@ impl Selected {
 }
 
 /// Read `efmesh.toml` and every project file it selects, with the stat of each.
-pub(crate) fn read_sources(
+pub(crate) fn read_sources(root: &Path) -> Result<Result<Sources, ConfigFailure>, Error> {
+    read_if_selected(root, select_sources(root)?)
+}
+
+/// A project's texts as read: the config's text, every selected file, and their stamps.
+pub(crate) type Sources = (String, ProjectSources, Stamps);
+
+/// The files `selected` names, read; a config that failed stays the failure.
+fn read_if_selected(
     root: &Path,
-) -> Result<Result<(String, ProjectSources, Stamps), ConfigFailure>, Error> {
-    Ok(match select_sources(root)? {
-        Ok(selected) => Ok(read_selected(root, selected)?),
-        Err(failure) => Err(failure),
-    })
+    selected: Result<Selected, ConfigFailure>,
+) -> Result<Result<Sources, ConfigFailure>, Error> {
+    match selected {
+        Ok(selected) => read_selected(root, selected).map(Ok),
+        Err(failure) => Ok(Err(failure)),
+    }
 }
 
 /// Read `efmesh.toml` and list the files it selects, reading none of them.
@@ -246,11 +255,8 @@ pub(crate) fn sources_for(
     root: &Path,
     config_text: String,
     files: bool,
-) -> Result<Result<(String, ProjectSources, Stamps), ConfigFailure>, Error> {
-    Ok(match select(root, config_text, files)? {
-        Ok(selected) => Ok(read_selected(root, selected)?),
-        Err(failure) => Err(failure),
-    })
+) -> Result<Result<Sources, ConfigFailure>, Error> {
+    read_if_selected(root, select(root, config_text, files)?)
 }
 
 fn select(
@@ -310,10 +316,7 @@ fn select(
 }
 
 /// The texts of the selected files, and the stat of each taken before its read.
-pub(crate) fn read_selected(
-    root: &Path,
-    selected: Selected,
-) -> Result<(String, ProjectSources, Stamps), Error> {
+pub(crate) fn read_selected(root: &Path, selected: Selected) -> Result<Sources, Error> {
     let mut stamps = Stamps::start();
     let mut sources = ProjectSources {
         config: selected.config,
