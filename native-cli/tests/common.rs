@@ -36,6 +36,15 @@ pub fn efmesh(dir: &Path) -> Command {
     c
 }
 
+/// `efmesh ARGS` in `dir` with the clock (`EFMESH_NOW`) at `now`: for what falls due with time.
+pub fn efmesh_at(dir: &Path, now: &str, args: &[&str]) -> std::process::Output {
+    efmesh(dir)
+        .env("EFMESH_NOW", now)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -567,14 +567,6 @@ fn lake_pair() -> tempfile::TempDir {
     ])
 }
 
-fn at(dir: &Path, now: &str, args: &[&str]) -> std::process::Output {
-    efmesh(dir)
-        .env("EFMESH_NOW", now)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 fn one_value(dir: &Path, sql: &str) -> String {
     let cfg = efmesh_core::config::Config::defaults("t").engine;
     let mut e = DuckDbEngine::open(dir, "efmesh.duckdb", &cfg).unwrap();
@@ -607,7 +599,7 @@ fn manifest_rows(dir: &Path) -> u64 {
 fn a_lost_or_garbled_manifest_is_rebuilt_never_replaced_by_one_batch() {
     let p = lake_pair();
     assert!(
-        at(p.path(), "2026-01-06T00:00:00Z", &["apply", "dev", "--yes"])
+        efmesh_at(p.path(), "2026-01-06T00:00:00Z", &["apply", "dev", "--yes"])
             .status
             .success()
     );
@@ -647,18 +639,18 @@ fn a_lost_or_garbled_manifest_is_rebuilt_never_replaced_by_one_batch() {
         }
         let now = format!("{day}T00:00:00Z");
         // status sees it before anything runs
-        let out = at(p.path(), &now, &["status", "dev", "--check"]);
+        let out = efmesh_at(p.path(), &now, &["status", "dev", "--check"]);
         assert_eq!(out.status.code(), Some(1), "{damage}: status is unhealthy");
         assert!(
             String::from_utf8_lossy(&out.stdout).contains(says),
             "{damage}"
         );
         // the plan says so and rebuilds the whole history
-        let out = at(p.path(), &now, &["plan", "dev", "--json"]);
+        let out = efmesh_at(p.path(), &now, &["plan", "dev", "--json"]);
         let v = json(&out.stdout);
         assert!(v["warnings"].to_string().contains(says), "{damage}: {v}");
         // the next tick recomputes everything: nothing is lost, nothing doubled
-        let out = at(p.path(), &now, &["run", "dev"]);
+        let out = efmesh_at(p.path(), &now, &["run", "dev"]);
         assert!(
             out.status.success(),
             "{damage}: {}",
@@ -677,7 +669,7 @@ fn a_lost_or_garbled_manifest_is_rebuilt_never_replaced_by_one_batch() {
             "{damage}"
         );
         assert_eq!(
-            at(p.path(), &now, &["status", "dev", "--check"])
+            efmesh_at(p.path(), &now, &["status", "dev", "--check"])
                 .status
                 .code(),
             Some(0)
@@ -694,7 +686,7 @@ fn a_deleted_database_or_dropped_table_is_seen_and_rebuilt() {
     )
     .unwrap();
     let now = "2026-01-06T00:00:00Z";
-    assert!(at(p.path(), now, &["apply", "dev", "--yes"])
+    assert!(efmesh_at(p.path(), now, &["apply", "dev", "--yes"])
         .status
         .success());
     // the whole database file: even plan knows without opening it
@@ -703,7 +695,7 @@ fn a_deleted_database_or_dropped_table_is_seen_and_rebuilt() {
             std::fs::remove_file(f.path()).unwrap();
         }
     }
-    let v = json(&at(p.path(), now, &["plan", "dev", "--json"]).stdout);
+    let v = json(&efmesh_at(p.path(), now, &["plan", "dev", "--json"]).stdout);
     assert_eq!(v["hasChanges"], true, "{v}");
     assert!(v["warnings"].to_string().contains("is gone"), "{v}");
     assert!(
@@ -711,12 +703,12 @@ fn a_deleted_database_or_dropped_table_is_seen_and_rebuilt() {
         "plan created no database"
     );
     assert_eq!(
-        at(p.path(), now, &["status", "dev", "--check"])
+        efmesh_at(p.path(), now, &["status", "dev", "--check"])
             .status
             .code(),
         Some(1)
     );
-    assert!(at(p.path(), now, &["apply", "dev", "--yes"])
+    assert!(efmesh_at(p.path(), now, &["apply", "dev", "--yes"])
         .status
         .success());
     assert_eq!(
@@ -734,12 +726,12 @@ fn a_deleted_database_or_dropped_table_is_seen_and_rebuilt() {
         .query_strings(&format!("DROP TABLE _efmesh.{table} CASCADE"))
         .unwrap();
     assert_eq!(
-        at(p.path(), now, &["status", "dev", "--check"])
+        efmesh_at(p.path(), now, &["status", "dev", "--check"])
             .status
             .code(),
         Some(1)
     );
-    let out = at(p.path(), now, &["run", "dev"]);
+    let out = efmesh_at(p.path(), now, &["run", "dev"]);
     assert!(
         out.status.success(),
         "{}",
@@ -753,7 +745,7 @@ fn a_deleted_database_or_dropped_table_is_seen_and_rebuilt() {
         "120"
     );
     assert_eq!(
-        at(p.path(), now, &["status", "dev", "--check"])
+        efmesh_at(p.path(), now, &["status", "dev", "--check"])
             .status
             .code(),
         Some(0)
@@ -764,7 +756,7 @@ fn a_deleted_database_or_dropped_table_is_seen_and_rebuilt() {
 fn a_moved_project_keeps_reading_its_lake() {
     let p = lake_pair();
     assert!(
-        at(p.path(), "2026-01-06T00:00:00Z", &["apply", "dev", "--yes"])
+        efmesh_at(p.path(), "2026-01-06T00:00:00Z", &["apply", "dev", "--yes"])
             .status
             .success()
     );
@@ -776,7 +768,7 @@ fn a_moved_project_keeps_reading_its_lake() {
         one_value(&to, "SELECT CAST(count(*) AS VARCHAR) FROM dev__m.daily"),
         "120"
     );
-    let out = at(&to, "2026-01-07T00:00:00Z", &["run", "dev"]);
+    let out = efmesh_at(&to, "2026-01-07T00:00:00Z", &["run", "dev"]);
     assert!(
         out.status.success(),
         "{}",
@@ -787,7 +779,7 @@ fn a_moved_project_keeps_reading_its_lake() {
         "144"
     );
     assert_eq!(
-        at(&to, "2026-01-07T00:00:00Z", &["status", "dev", "--check"])
+        efmesh_at(&to, "2026-01-07T00:00:00Z", &["status", "dev", "--check"])
             .status
             .code(),
         Some(0)
@@ -798,7 +790,7 @@ fn a_moved_project_keeps_reading_its_lake() {
 /// `status dev --deep --json`: its exit code with `--check` and the mismatches as
 /// `(kind, object)`.
 fn deep(dir: &Path, now: &str) -> (i32, Vec<(String, String)>) {
-    let out = at(dir, now, &["status", "dev", "--check", "--deep", "--json"]);
+    let out = efmesh_at(dir, now, &["status", "dev", "--check", "--deep", "--json"]);
     let v = json(&out.stdout);
     let all = v["mismatches"]
         .as_array()
@@ -818,11 +810,11 @@ fn deep(dir: &Path, now: &str) -> (i32, Vec<(String, String)>) {
 fn status_deep_reports_every_mismatch_and_fails_check_only_for_served_data() {
     let p = lake_pair();
     let now = "2026-01-06T00:00:00Z";
-    assert!(at(p.path(), now, &["apply", "dev", "--yes"])
+    assert!(efmesh_at(p.path(), now, &["apply", "dev", "--yes"])
         .status
         .success());
     assert_eq!(deep(p.path(), now), (0, vec![]));
-    let plain = json(&at(p.path(), now, &["status", "dev", "--json"]).stdout);
+    let plain = json(&efmesh_at(p.path(), now, &["status", "dev", "--json"]).stdout);
     assert!(plain.get("mismatches").is_none(), "{plain}");
 
     // debris: a table no state knows, a staging leftover, a file no manifest names
@@ -871,7 +863,8 @@ fn status_deep_reports_every_mismatch_and_fails_check_only_for_served_data() {
             "{kind} {object}: {all:?}"
         );
     }
-    let text = String::from_utf8_lossy(&at(p.path(), now, &["status", "dev", "--deep"]).stdout)
-        .to_string();
+    let text =
+        String::from_utf8_lossy(&efmesh_at(p.path(), now, &["status", "dev", "--deep"]).stdout)
+            .to_string();
     assert!(text.contains("deep check: 6 mismatch(es)"), "{text}");
 }

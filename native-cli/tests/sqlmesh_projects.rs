@@ -40,23 +40,14 @@ fn rows(dir: &Path, env: &str, sql: &str) -> Vec<String> {
         .collect()
 }
 
-/// `efmesh check --json` on `dir`: its exit code and its diagnostics.
-/// `efmesh ARGS` in `dir` with the clock at `now`.
-fn at(dir: &Path, now: &str, args: &[&str]) -> std::process::Output {
-    efmesh(dir)
-        .env("EFMESH_NOW", now)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// The same, which must succeed.
+/// [`efmesh_at`], which must succeed.
 fn ok_at(dir: &Path, now: &str, args: &[&str]) -> std::process::Output {
-    let out = at(dir, now, args);
+    let out = efmesh_at(dir, now, args);
     assert!(out.status.success(), "{args:?} at {now}: {out:?}");
     out
 }
 
+/// `efmesh check --json` on `dir`: its exit code and its diagnostics.
 fn check_diagnostics(dir: &Path) -> (Option<i32>, Vec<serde_json::Value>) {
     let out = efmesh(dir).args(["check", "--json"]).output().unwrap();
     let v = json(&out.stdout);
@@ -392,7 +383,7 @@ fn forward_only_and_disable_restatement_in_the_kind_are_honoured() {
         format!("MODEL (name m.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ts, forward_only true, disable_restatement true), start '2026-01-01', cron '@daily');\nSELECT range AS id, {expr} AS v, TIMESTAMP '2026-01-01' + to_days(range) AS ts FROM range(10) WHERE ts >= @start AND ts < @end")
     };
     let p = project(&[("models/daily.sql", &model("1"))]);
-    let at = |now: &str, args: &[&str]| at(p.path(), now, args);
+    let at = |now: &str, args: &[&str]| efmesh_at(p.path(), now, args);
     assert!(at("2026-01-05T00:00:00Z", &["apply", "dev", "--yes"])
         .status
         .success());
