@@ -258,6 +258,35 @@ fn time_once(
     }
 }
 
+/// `w.runs` timed promotions in `dir`, each but the first on a fresh, flushed copy of `saved`
+/// (at the same path: tools may remember absolute paths), each checked by `verify`.
+fn promote_on_copies(
+    w: &Workload,
+    dir: &Path,
+    saved: &Path,
+    opts: &Options,
+    verify: impl Fn(&Path) -> Result<(), Measured>,
+) -> Result<Measured> {
+    let mut samples = vec![];
+    while samples.len() < w.runs {
+        if !samples.is_empty() {
+            fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+            copy_dir(saved, dir)?;
+            settle(dir)?;
+        }
+        match time_once(w, dir, &w.promote, opts)? {
+            Ok((elapsed, _)) => {
+                if let Err(m) = verify(dir) {
+                    return Ok(m);
+                }
+                samples.push(elapsed);
+            }
+            Err(m) => return Ok(m),
+        }
+    }
+    Ok(Measured::from_samples(samples))
+}
+
 /// Count the non-internal views in `schema` of the DuckDB file `db`,
 /// opened read-only (the tools have exited, so nothing holds the lock).
 pub fn count_views(db: &Path, schema: &str) -> Result<i64> {
@@ -346,26 +375,9 @@ pub fn run_tool(w: &Workload, dir: &Path, n: usize, opts: &Options) -> Result<To
     let pristine = sibling(dir, "pristine");
     copy_dir(dir, &pristine)?;
     settle(&pristine)?;
-    let mut samples = vec![];
-    result.promote = loop {
-        if samples.len() == w.runs {
-            break Measured::from_samples(samples);
-        }
-        if !samples.is_empty() {
-            fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
-            copy_dir(&pristine, dir)?;
-            settle(dir)?;
-        }
-        match time_once(w, dir, &w.promote, opts)? {
-            Ok((elapsed, _)) => {
-                if let Err(m) = verify_views(w, dir, w.prod_schema, n, "promotion") {
-                    break m;
-                }
-                samples.push(elapsed);
-            }
-            Err(m) => break m,
-        }
-    };
+    result.promote = promote_on_copies(w, dir, &pristine, opts, |dir| {
+        verify_views(w, dir, w.prod_schema, n, "promotion")
+    })?;
     if w.promotion_floors && result.promote.time().is_some() {
         promotion_floors(w, dir, &pristine, n, opts, &mut result)?;
     }
@@ -411,39 +423,21 @@ fn promotion_floors(
     let changed = sibling(dir, "changed");
     copy_dir(dir, &changed)?;
     settle(&changed)?;
-    let mut samples = vec![];
-    result.one_model_promote = loop {
-        if samples.len() == w.runs {
-            break Measured::from_samples(samples);
-        }
-        if !samples.is_empty() {
-            fs::remove_dir_all(dir)?;
-            copy_dir(&changed, dir)?;
-            settle(dir)?;
-        }
-        match time_once(w, dir, &w.promote, opts)? {
-            Ok((elapsed, _)) => {
-                let db = dir.join(w.database);
-                match promote::max_v(&db, w.prod_schema) {
-                    Ok(v) if v == promote::changed_max_v() => {}
-                    Ok(v) => {
-                        break Measured::Failed {
-                            error: format!(
-                                "after the one-model promotion, prod's changed model has max(v) = {v}, expected {}",
-                                promote::changed_max_v()
-                            ),
-                        }
-                    }
-                    Err(e) => break failed(e),
-                }
-                if let Err(m) = verify_views(w, dir, w.prod_schema, n, "one-model promotion") {
-                    break m;
-                }
-                samples.push(elapsed);
+    result.one_model_promote = promote_on_copies(w, dir, &changed, opts, |dir| {
+        match promote::max_v(&dir.join(w.database), w.prod_schema) {
+            Ok(v) if v == promote::changed_max_v() => {}
+            Ok(v) => {
+                return Err(Measured::Failed {
+                    error: format!(
+                        "after the one-model promotion, prod's changed model has max(v) = {v}, expected {}",
+                        promote::changed_max_v()
+                    ),
+                })
             }
-            Err(m) => break m,
+            Err(e) => return Err(failed(e)),
         }
-    };
+        verify_views(w, dir, w.prod_schema, n, "one-model promotion")
+    })?;
     // what opening that file costs raw DuckDB
     let db = changed.join(w.database);
     result.open_floor = on_copies(&db, &scratch, w.runs, promote::floor_open)?;

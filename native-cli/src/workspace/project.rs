@@ -101,9 +101,17 @@ impl Efmesh {
 
     /// The project of a report that checked clean, or every diagnostic as an error.
     pub(crate) fn from_report(report: CheckReport) -> Result<Efmesh, Error> {
+        Efmesh::from_report_with(report, None)
+    }
+
+    /// [`Efmesh::from_report`] with the backends already opened for the same config, if any.
+    fn from_report_with(report: CheckReport, opened: Option<Backends>) -> Result<Efmesh, Error> {
         match report.project {
             Some(project) => Ok(Efmesh {
-                backends: backends::open(&report.root, &project.config)?,
+                backends: match opened {
+                    Some(b) => b,
+                    None => backends::open(&report.root, &project.config)?,
+                },
                 root: report.root,
                 project,
                 warnings: report.diagnostics,
@@ -796,18 +804,20 @@ pub fn plan_dir_checked(
     // an apply opens the engine anyway: open it while the models parse, since both take a
     // good part of a second on a project of thousands (a failed open is met again, and
     // reported, where the plan or the build opens it, after the project's own diagnostics)
-    let factory = engine
+    let opened = engine
         .then(|| backends::open(&root, &sources.config).ok())
-        .flatten()
-        .map(|b| b.engine)
+        .flatten();
+    let factory = opened
+        .as_ref()
+        .map(|b| b.engine.clone())
         .filter(|f| f.missing_database().is_none());
-    let (report, opened) = std::thread::scope(|s| {
+    let (report, connection) = std::thread::scope(|s| {
         let opening = factory.as_ref().map(|f| s.spawn(|| f.open()));
         let report = read::load_sources(root, config_text, sources, stamps);
         (report, opening.and_then(|h| h.join().ok()?.ok()))
     });
-    let project = Efmesh::from_report(report)?;
-    if let Some(e) = opened {
+    let project = Efmesh::from_report_with(report, opened)?;
+    if let Some(e) = connection {
         *project.parked() = Some(e);
     }
     let plan = project.plan_checked(project.state()?.as_mut(), env, options, engine)?;
