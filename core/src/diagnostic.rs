@@ -630,7 +630,7 @@ impl Problem {
                 Some(s) => format!("did you mean `{s}`? efmesh reads past it"),
                 None => "efmesh reads past it; remove it if it means nothing to SQLMesh either".into(),
             }),
-            Problem::Jinja { .. } => Some("efmesh renders SQLMesh's macro language only: rewrite the template with `@DEF`, `@IF`, `@EACH` and `@variable`s (see the README's \"Coming from SQLMesh\")".into()),
+            Problem::Jinja { .. } => Some("efmesh renders SQLMesh's macro language only: rewrite the template with `@DEF`, `@IF`, `@EACH` and `@variable`s (the manual's \"Coming from SQLMesh\", docs/src/sqlmesh.md)".into()),
             Problem::ForeignDialect { .. } => Some("its query parses as DuckDB SQL, so it runs as written; check that functions mean the same in DuckDB, or set `dialect duckdb`".into()),
             Problem::SqlmeshConfig { why, .. } => Some(why.clone()),
             Problem::PythonFile { role: "model" } => Some("efmesh runs SQL models: rewrite it as a `.sql` model with a MODEL block, or move it out of `models/`".into()),

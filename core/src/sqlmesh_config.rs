@@ -38,8 +38,8 @@ const IGNORED: &[(&str, &str)] = &[
     ("infer_python_dependencies", "Python models are not supported"),
     ("migration", "efmesh migrates its own state (`efmesh migrate`)"),
     ("run", "efmesh's `run` options are flags"),
-    ("physical_schema_mapping", "efmesh keeps physical tables in its `_efmesh` schema; environments are views (see the README's migration guide)"),
-    ("physical_schema_override", "efmesh keeps physical tables in its `_efmesh` schema; environments are views (see the README's migration guide)"),
+    ("physical_schema_mapping", "efmesh keeps physical tables in its `_efmesh` schema; environments are views (the manual's \"Coming from SQLMesh\", docs/src/sqlmesh.md)"),
+    ("physical_schema_override", "efmesh keeps physical tables in its `_efmesh` schema; environments are views (the manual's \"Coming from SQLMesh\", docs/src/sqlmesh.md)"),
     ("environment_suffix_target", "efmesh names an environment's views `<env>__<schema>.<table>`, and prod's `<schema>.<table>`"),
     ("environment_catalog_mapping", "efmesh serves every environment from the one DuckDB database"),
     ("gateway_managed_virtual_layer", "efmesh serves every environment from the one DuckDB database"),
@@ -157,7 +157,7 @@ pub fn parse(
                     let hint = match crate::suggest::closest(key, known) {
                         Some(s) => format!("did you mean `{s}`?"),
                         None => {
-                            "remove it; see the README's migration guide for the keys efmesh reads"
+                            "remove it; the manual's \"Coming from SQLMesh\" (docs/src/sqlmesh.md) lists the keys efmesh reads"
                                 .into()
                         }
                     };

@@ -307,7 +307,7 @@ impl Error {
             Error::ModelsFailed { .. } => Some("fix the models above and apply again: everything that was built is kept and reused".into()),
             Error::LockHeld { .. } => Some("wait for it to finish and run again; a holder that was killed loses the lock when its lease expires (`EFMESH_LOCK_TTL_SECONDS`, default 120)".into()),
             Error::LockLost { .. } => Some("the process stalled longer than the lock's lease (`EFMESH_LOCK_TTL_SECONDS`); run again: finished intervals are kept".into()),
-            Error::NoMaintenance { .. } => Some("only an EXTERNAL model reading parquet files can be compacted: add `maintenance (partition_key day, unique_key (id), order received_at)` to its MODEL block (README: `efmesh compact`)".into()),
+            Error::NoMaintenance { .. } => Some("only an EXTERNAL model reading parquet files can be compacted: add `maintenance (partition_key day, unique_key (id), order received_at)` to its MODEL block (the manual, docs/src/compact.md)".into()),
             Error::Compact { .. } => Some("the partition's files were not deleted: fix or move away the file the message names, then run `efmesh compact` again".into()),
             Error::SchemaMismatch { .. } => Some("change the query or its `columns` so they agree; nothing was written for this model and the environment was not changed".into()),
             Error::Seed { .. } => Some("fix the file (`efmesh check` reads it too) and apply again; nothing was written for this model and the environment was not changed".into()),

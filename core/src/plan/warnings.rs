@@ -29,7 +29,7 @@ pub(super) fn of(project: &Project) -> Vec<String> {
             crate::audit::query::resolve(c, &|n| project.audits.get(n))
                 .is_some_and(|q| q.scope.per_batch())
         }) {
-            "; its per-interval audits check each batch as rendered, so they depend on it too (README: \"Audits and batches\")"
+            "; its per-interval audits check each batch as rendered, so they depend on it too (the manual, docs/src/quality.md: \"Audits and batches\")"
         } else {
             ""
         };

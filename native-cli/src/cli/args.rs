@@ -318,6 +318,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print the shell completion script for efmesh, e.g.
+    /// `efmesh completions bash > ~/.local/share/bash-completion/completions/efmesh`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page efmesh(1) in roff (`efmesh man | man -l -`), or write one page per
+    /// subcommand (efmesh-plan.1, ...) into a directory on MANPATH.
+    Man {
+        /// Write efmesh.1 and every efmesh-<subcommand>.1 into DIR instead of printing.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
     /// Scaffold a working project (models over data DuckDB generates itself).
     Init {
         /// Where to create it (default: the current directory).

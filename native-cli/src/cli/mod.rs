@@ -124,6 +124,8 @@ pub fn run(cli: Cli) -> ExitCode {
             json,
         } => commands::compact::run(&dir, model, dry_run, grace, json),
         Command::Migrate { json } => commands::migrate::run(&dir, json),
+        Command::Completions { shell } => commands::completions::run(shell),
+        Command::Man { out_dir } => commands::man::run(out_dir.as_deref()),
         Command::Init { dir: target, json } => commands::init::run(&dir, target, json),
         Command::Test { names, json } => commands::test::run(&dir, &names, json),
         Command::Schedule {

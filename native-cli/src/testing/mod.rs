@@ -601,7 +601,7 @@ impl TestProblem {
         };
         match self {
             TestProblem::YamlSyntax { .. } => Some("tests use SQLMesh's format: `name: {model: schema.table, inputs: {...}, outputs: {query: {rows: [...]}}}`".into()),
-            TestProblem::Shape { .. } => Some("see `efmesh test --help` or README.md for the test format".into()),
+            TestProblem::Shape { .. } => Some("see `efmesh test --help` or the manual (docs/src/unit-tests.md) for the test format".into()),
             TestProblem::UnknownKey { known, suggestion, .. } => Some(format!("{}known keys: {}", maybe(suggestion), known.join(", "))),
             TestProblem::Unsupported { instead, .. } => Some(instead.to_string()),
             TestProblem::MissingKey { key, .. } => Some(format!("add `{key}:` to the test")),

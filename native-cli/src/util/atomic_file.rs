@@ -40,6 +40,13 @@ pub fn check_target(dest: &Path) -> Result<(), String> {
     }
 }
 
+/// [`write`] `name` into `dir`, creating the directory (and its parents) first: for commands
+/// that publish files into a directory the user names (`efmesh man --out-dir`).
+pub fn write_in(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), (PathBuf, std::io::Error)> {
+    std::fs::create_dir_all(dir).map_err(|e| (dir.to_path_buf(), e))?;
+    write(&dir.join(name), bytes)
+}
+
 /// Replace `dest` with `bytes`. The error names the file that could not be written; the
 /// temporary file is removed on failure.
 pub fn write(dest: &Path, bytes: &[u8]) -> Result<(), (PathBuf, std::io::Error)> {
