@@ -1,7 +1,7 @@
 //! SQLMesh's `config.yaml`, read as efmesh's [`Config`], so a SQLMesh project runs as it is:
 //! the DuckDB gateway's database, extensions and settings, `model_defaults` (dialect, start,
-//! cron, owner, kind), `variables` (the gateway's over the project's), `default_gateway` and
-//! `project`.
+//! cron, owner, kind), `variables` (the gateway's over the project's), `default_gateway`,
+//! `time_column_format` and `project`.
 //!
 //! Every other key is named once: a warning when it changes no table or efmesh does the same
 //! thing its own way (state, naming, the UI), an error when ignoring it would change what is
@@ -58,7 +58,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("loader", "a custom loader is Python; efmesh reads `models/**/*.sql`"),
     ("loader_kwargs", "a custom loader is Python; efmesh reads `models/**/*.sql`"),
     ("model_naming", "efmesh takes each model's name from its MODEL block; declare `name`"),
-    ("time_column_format", "declare the format per model: `time_column (col, '%Y-%m-%d')`"),
 ];
 
 /// Connection keys that change no table.
@@ -133,6 +132,13 @@ pub fn parse(
         match key {
             "gateways" | "model_defaults" | "variables" | "default_connection" => {}
             "default_gateway" => gateway_name = v.as_str().map(str::to_string),
+            "time_column_format" => match v.as_str() {
+                Some(f) => match crate::materialize::time_column::format_problem(f) {
+                    None => cfg.model_defaults.time_column_format = Some(f.to_string()),
+                    Some(problem) => r.error(key, problem),
+                },
+                None => r.error(key, "expected a strftime format such as '%Y%m%d'".into()),
+            },
             "project" => {
                 if let Some(n) = v.as_str() {
                     if !n.is_empty() {
@@ -153,6 +159,7 @@ pub fn parse(
                         "default_gateway",
                         "default_connection",
                         "project",
+                        "time_column_format",
                     ]);
                     let hint = match crate::suggest::closest(key, known) {
                         Some(s) => format!("did you mean `{s}`?"),
@@ -547,6 +554,30 @@ mod tests {
         // the gateway's variables win over the project's
         assert_eq!(cfg.variables["region"], serde_json::json!("eu"));
         assert_eq!(cfg.variables["days"], serde_json::json!([1, 2]));
+    }
+
+    #[test]
+    fn time_column_format_is_the_default_format_and_a_broken_one_is_refused() {
+        let (cfg, warnings) = read(
+            "gateways:\n  g:\n    connection: {type: duckdb, database: d.db}\ntime_column_format: '%Y%m%d'\n",
+        )
+        .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(
+            cfg.model_defaults.time_column_format.as_deref(),
+            Some("%Y%m%d")
+        );
+        let errors = read(
+            "gateways:\n  g:\n    connection: {type: duckdb, database: d.db}\ntime_column_format: '%Y%'\n",
+        )
+        .unwrap_err();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].location.as_ref().unwrap().line, 4);
+        assert!(
+            errors[0].to_string().contains("not a strftime format"),
+            "{}",
+            errors[0]
+        );
     }
 
     #[test]

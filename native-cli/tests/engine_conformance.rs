@@ -10,6 +10,7 @@ use efmesh::engine::postgres::PostgresFactory;
 mod common;
 use efmesh::engine::{Engine, EngineFactory, RelationKind};
 use efmesh_core::interval::Range;
+use efmesh_core::materialize::time_column::{TimeColumn, TimeColumnType};
 use efmesh_core::materialize::{self, Write};
 use efmesh_core::time::parse_instant;
 use std::path::Path;
@@ -117,12 +118,14 @@ fn time_range_batches_replace_exactly_their_range() {
             "created empty"
         );
         let cols = ["id".to_string(), "ts".to_string()];
+        let ts = TimeColumn::new("ts", &column_type(e, "_efmesh.t_tr", "ts"), None).unwrap();
+        assert_eq!(ts.ty, TimeColumnType::Temporal);
         let b1 = Range::new(day("2026-01-01"), day("2026-01-02"));
         let b2 = Range::new(day("2026-01-02"), day("2026-01-03"));
         for b in [b1, b2, b1] {
             run(
                 e,
-                &materialize::time_range::batch(d, "_efmesh.t_tr", q, "ts", b, Some(&cols)),
+                &materialize::time_range::batch(d, "_efmesh.t_tr", q, &ts, b, Some(&cols)).unwrap(),
             );
         }
         assert_eq!(
@@ -133,6 +136,63 @@ fn time_range_batches_replace_exactly_their_range() {
             "48/48",
             "a recomputed batch never duplicates rows"
         );
+    });
+}
+
+/// The type `engine` reports for `column` of `table`.
+fn column_type(e: &mut dyn Engine, table: &str, column: &str) -> String {
+    e.table_columns(table)
+        .unwrap()
+        .into_iter()
+        .find(|(c, _)| c == column)
+        .unwrap_or_else(|| panic!("{table} has no column {column}"))
+        .1
+}
+
+#[test]
+fn time_range_batches_compare_text_and_integer_time_columns_in_their_own_type() {
+    for_every_engine(|e| {
+        let d = e.dialect();
+        // days as text in two formats, and as integers; the 3rd of January is outside the batches
+        let q = "SELECT * FROM (VALUES (1, '2026-01-01', '20260101', 20260101), (2, '2026-01-02', '20260102', 20260102), (3, '2026-01-03', '20260103', 20260103)) AS t(id, ds, dk, di)";
+        let b1 = Range::new(day("2026-01-01"), day("2026-01-02"));
+        let b2 = Range::new(day("2026-01-02"), day("2026-01-03"));
+        for (table, column, format, ty) in [
+            ("_efmesh.t_text", "ds", None, TimeColumnType::Text),
+            (
+                "_efmesh.t_textf",
+                "dk",
+                Some("%Y%m%d"),
+                TimeColumnType::Text,
+            ),
+            (
+                "_efmesh.t_int",
+                "di",
+                Some("%Y%m%d"),
+                TimeColumnType::Numeric,
+            ),
+        ] {
+            e.execute("create", &materialize::time_range::create(d, table, q))
+                .unwrap();
+            let t = TimeColumn::new(column, &column_type(e, table, column), format).unwrap();
+            assert_eq!(t.ty, ty, "{table}.{column}");
+            for b in [b1, b2, b1] {
+                run(
+                    e,
+                    &materialize::time_range::batch(d, table, q, &t, b, None).unwrap(),
+                );
+            }
+            assert_eq!(
+                one(
+                    e,
+                    &format!(
+                        "SELECT string_agg(CAST(id AS VARCHAR), ',' ORDER BY id) FROM {table}"
+                    )
+                ),
+                "1,2",
+                "{table}: exactly the two days, each once"
+            );
+        }
     });
 }
 

@@ -144,6 +144,45 @@ fn parquet_versions_publish_files_per_interval_and_a_manifest() {
 }
 
 #[test]
+fn a_parquet_model_over_days_as_text_publishes_each_day_in_its_partition() {
+    // undeclared columns: the type of `dk` comes from the engine; one partition per day, each
+    // holding the day's 24 rows, found by comparing text with text ('20260101')
+    let p = project(&[
+        ("efmesh.toml", CONFIG),
+        (
+            "models/raw.sql",
+            "MODEL (name raw.events, kind FULL, columns (id BIGINT, ts TIMESTAMP));\nSELECT range AS id, TIMESTAMP '2026-01-01' + to_hours(range) AS ts FROM range(720)",
+        ),
+        (
+            "models/days.sql",
+            "MODEL (name m.days, kind INCREMENTAL_BY_TIME_RANGE (time_column (dk, '%Y%m%d'), batch_size 2), start '2026-01-01', target parquet);\nSELECT id, strftime(ts, '%Y%m%d') AS dk FROM raw.events",
+        ),
+    ]);
+    apply_at(p.path(), "2026-01-06T00:00:00Z");
+    let (folder, m) = version(p.path(), "m.days");
+    let files = m["files"].as_array().unwrap();
+    assert_eq!(files.len(), 5, "one partition per day: {m}");
+    for (k, f) in files.iter().enumerate() {
+        assert_eq!(f["rows"], 24, "{f}");
+        let path = folder.join(f["path"].as_str().unwrap());
+        assert_eq!(
+            query(
+                p.path(),
+                &format!(
+                    "SELECT string_agg(DISTINCT dk, ',') FROM read_parquet('{}')",
+                    path.display()
+                )
+            ),
+            format!("2026010{}", k + 1)
+        );
+    }
+    assert_eq!(
+        query(p.path(), "SELECT count(*)::VARCHAR FROM dev__m.days"),
+        "120"
+    );
+}
+
+#[test]
 fn a_rewrite_killed_at_any_step_is_repaired_without_duplicates() {
     for marker in ["renamed into place", "view repointed", "manifest written"] {
         // slow batches so the kill lands inside the rewrite

@@ -6,6 +6,7 @@
 //! `@SAFE_ADD`, `@REDUCE`, `@AND`, `@STAR`, `@PIVOT`, `@DEDUPLICATE`, `@DATE_SPINE`,
 //! `@HAVERSINE_DISTANCE`, `@UNION`, a model without `kind`, and an audit defined in a model file). `tests/sqlmesh-tests` holds YAML tests that SQLMesh 0.236.4's `sqlmesh test` passes
 //! (CTE outputs, CSV and query fixtures, a fixture file, `execution_time` and variables).
+//! `tests/sqlmesh-time-columns` keeps days as text and integers, with and without a format.
 
 mod common;
 use common::*;
@@ -873,4 +874,70 @@ fn idioms_of_public_sqlmesh_projects_build_what_sqlmesh_builds() {
         ) && stderr.contains("id=4"),
         "{stderr}"
     );
+}
+
+#[test]
+fn time_columns_of_text_and_integer_type_keep_the_rows_sqlmesh_keeps() {
+    let p = fixture("sqlmesh-time-columns");
+    ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
+    // as SQLMesh 0.236.4 built them (`sqlmesh plan --auto-apply` on the same files): each batch
+    // compares the column in its own type, `BETWEEN` the range's formatted first and last day
+    let expected: &[(&str, &[&str])] = &[
+        (
+            "text_iso",
+            &["2,2020-01-01", "3,2020-01-02", "4,2020-01-05"],
+        ),
+        ("text_fmt", &["2,20200101", "3,20200102", "4,20200105"]),
+        ("int_fmt", &["2,20200101", "3,20200102", "4,20200105"]),
+        (
+            "text_ts",
+            &[
+                "2,2020-01-01 00:00:00",
+                "3,2020-01-02 13:30:00",
+                "4,2020-01-05 23:59:59",
+            ],
+        ),
+        (
+            "text_ts_default",
+            &[
+                "2,2020-01-01 00:00:00",
+                "3,2020-01-02 13:30:00",
+                "4,2020-01-05 23:59:59",
+            ],
+        ),
+        // one batch a day under the default format: only a value that is exactly a day stays
+        ("text_ts_batched", &["6,2020-01-03"]),
+        ("int_batched", &["2,20200101", "3,20200102", "4,20200105"]),
+        (
+            "date_col",
+            &["2,2020-01-01", "3,2020-01-02", "4,2020-01-05"],
+        ),
+    ];
+    for (table, want) in expected {
+        assert_eq!(
+            rows(
+                p.path(),
+                "prod",
+                &format!("SELECT * FROM m.{table} ORDER BY ALL")
+            ),
+            *want,
+            "m.{table}"
+        );
+    }
+    // a format that writes dashes for an integer column stops the apply, naming model and fix
+    std::fs::write(
+        p.path().join("models/int_fmt.sql"),
+        "MODEL (name m.int_fmt, kind INCREMENTAL_BY_TIME_RANGE (time_column di), cron '@daily');\nSELECT id, di FROM raw.events WHERE id > 1\n",
+    )
+    .unwrap();
+    let out = efmesh_at(p.path(), NOW, &["apply", "prod", "--yes"]);
+    assert!(!out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`m.int_fmt`")
+            && err.contains("writes `2020-01-01`")
+            && err.contains("'%Y%m%d'"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
 }

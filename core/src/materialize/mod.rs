@@ -13,6 +13,7 @@ pub mod partition;
 pub mod promotion;
 pub mod scd2;
 pub mod seed;
+pub mod time_column;
 pub mod time_range;
 pub mod unique_key;
 pub mod view;

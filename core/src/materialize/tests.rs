@@ -42,6 +42,7 @@ fn duckdb_statements_are_frozen() {
         parse_instant("2026-01-02").unwrap(),
     );
     let q = "SELECT 1 AS id, now() AS ts";
+    let ts = time_column::TimeColumn::new("ts", "TIMESTAMP", None).unwrap();
     let run_time = parse_instant("2026-01-02").unwrap();
     let files = d.files().unwrap();
     let scd = |i: &str| {
@@ -52,8 +53,8 @@ fn duckdb_statements_are_frozen() {
         "full": full::create(d, "_efmesh.t", q),
         "view": view::create(d, "_efmesh.t", q),
         "time_range.create": time_range::create(d, "_efmesh.t", q),
-        "time_range.batch": serde_json::to_value(time_range::batch(d, "_efmesh.t", q, "ts", b, None)).unwrap(),
-        "time_range.stage": serde_json::to_value(time_range::stage(d, q, "ts", b)).unwrap(),
+        "time_range.batch": serde_json::to_value(time_range::batch(d, "_efmesh.t", q, &ts, b, None).unwrap()).unwrap(),
+        "time_range.stage": serde_json::to_value(time_range::stage(d, q, &ts, b).unwrap()).unwrap(),
         "unique_key.batch": serde_json::to_value(unique_key::batch(d, "_efmesh.t", q, &["id".into(), "k".into()], None)).unwrap(),
         "scd2.create": scd2::create(d, "_efmesh.t", q, "valid_from", "valid_to"),
         "scd2.by_time": serde_json::to_value(scd("s.hist")).unwrap(),

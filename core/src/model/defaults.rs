@@ -14,6 +14,9 @@ pub struct ModelDefaults {
     pub cron: Option<String>,
     /// The `owner` of a model without one.
     pub owner: Option<String>,
+    /// The format of a time column declared without one (SQLMesh's top-level
+    /// `time_column_format`); `None` is SQLMesh's own default, `%Y-%m-%d`.
+    pub time_column_format: Option<String>,
 }
 
 /// Everything a model file's parse reads from its project.

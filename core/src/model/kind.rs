@@ -356,6 +356,13 @@ pub fn parse_kind(
                                 .get(1)
                                 .and_then(|i| i.terms.first())
                                 .and_then(|t| t.scalar());
+                            if let Some(problem) =
+                                fmt.and_then(crate::materialize::time_column::format_problem)
+                            {
+                                return Err(tv.invalid(&format!(
+                                    "(column, 'format') with a format of its text or numbers: {problem}"
+                                )));
+                            }
                             match col {
                                 Some(c) => (c.to_ascii_lowercase(), fmt.map(str::to_string)),
                                 None => {

@@ -757,6 +757,13 @@ fn interpret(
     if m.owner.is_none() {
         m.owner = defaults.owner.clone();
     }
+    if let Kind::IncrementalByTimeRange {
+        time_column_format: format @ None,
+        ..
+    } = &mut m.kind
+    {
+        format.clone_from(&defaults.time_column_format);
+    }
     Some((m, true, notes))
 }
 

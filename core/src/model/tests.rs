@@ -415,6 +415,33 @@ fn shape_errors_are_reported() {
 }
 
 #[test]
+fn a_time_column_format_that_is_not_strftime_is_refused_where_it_is_written() {
+    let d = first_error(
+        "MODEL (\n  name a.b,\n  kind INCREMENTAL_BY_TIME_RANGE (time_column (ds, '%Y-%Q')),\n);\nSELECT 1 AS ds",
+    );
+    assert!(
+        matches!(&d.problem, Problem::InvalidValue { property, expected } if property == "time_column" && expected.contains("'%Y-%Q' is not a strftime format")),
+        "{d:?}"
+    );
+    let at = d.location.unwrap();
+    assert_eq!((at.line, at.column), (3, 47), "{at:?}");
+    // the project's default format fills a time column declared without one
+    let mut env = ParseEnv::default();
+    env.defaults.time_column_format = Some("%Y%m%d".into());
+    let (m, _) = parse_model_file(
+        "models/m.sql",
+        "MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column dk));\nSELECT '20200101' AS dk",
+        Dialect::DuckDb,
+        &env,
+    );
+    assert!(
+        matches!(m.unwrap().kind, Kind::IncrementalByTimeRange { time_column_format: Some(f), .. } if f == "%Y%m%d")
+    );
+    // Python's microseconds directive is accepted as SQLMesh writes it
+    ok("MODEL (name a.b, kind INCREMENTAL_BY_TIME_RANGE (time_column (ts, '%Y-%m-%d %H:%M:%S.%f')));\nSELECT 1 AS ts");
+}
+
+#[test]
 fn fallback_keeps_engine_sql_plannable() {
     let (m, d) =
         parse("MODEL (name a.b, columns (a INT));\nSELECT * FROM t ASOF JOIN u ON t.a >= u.a");

@@ -11,6 +11,7 @@ use crate::state::StateStore;
 use crate::Error;
 use chrono::NaiveDateTime;
 use efmesh_core::interval::Range;
+use efmesh_core::materialize::time_column::TimeColumn;
 use efmesh_core::materialize::Write;
 use efmesh_core::model::{Kind, Target};
 
@@ -68,10 +69,22 @@ pub(crate) fn run(
         );
     }
     let concurrency = asked.min(n).min(allowed).max(1);
+    let time = time_column(cx, i, a, physical, engine)?;
+    let time = time.as_ref();
     let independent =
         matches!(m.kind, Kind::IncrementalByTimeRange { .. }) && m.target == Target::Table;
     let outcomes = if concurrency > 1 && independent {
-        concurrently(cx, i, a, physical, model_audits, concurrency, state, engine)?
+        concurrently(
+            cx,
+            i,
+            a,
+            physical,
+            time,
+            model_audits,
+            concurrency,
+            state,
+            engine,
+        )?
     } else {
         let mut outcomes = vec![];
         for (k, b) in a.batches.iter().enumerate() {
@@ -83,6 +96,7 @@ pub(crate) fn run(
                 k,
                 *b,
                 physical,
+                time,
                 model_audits,
                 &out.deferred,
                 state,
@@ -115,6 +129,7 @@ fn concurrently(
     i: usize,
     a: &efmesh_core::plan::Action,
     physical: &str,
+    time: Option<&TimeColumn>,
     model_audits: &ModelAudits,
     concurrency: usize,
     state: &mut dyn StateStore,
@@ -140,6 +155,7 @@ fn concurrently(
             k,
             a.batches[k],
             physical,
+            time,
             model_audits,
             &[],
             state,
@@ -161,6 +177,57 @@ fn concurrently(
         return Err(outcome.errors.remove(0).1);
     }
     Ok(outcome.results.into_iter().flatten().flatten().collect())
+}
+
+/// A time-range model's time column as the engine holds it, once per apply: its type decides
+/// how each batch's range is written (`efmesh_core::materialize::time_column`). The declared
+/// `columns` say it without a query; otherwise the physics, or else the query, is described.
+fn time_column(
+    cx: &BatchContext,
+    i: usize,
+    a: &efmesh_core::plan::Action,
+    physical: &str,
+    engine: &mut dyn Engine,
+) -> Result<Option<TimeColumn>, Error> {
+    let m = &cx.project.models[i];
+    let Kind::IncrementalByTimeRange {
+        time_column,
+        time_column_format,
+        ..
+    } = &m.kind
+    else {
+        return Ok(None);
+    };
+    let declared = m
+        .columns
+        .iter()
+        .flatten()
+        .find(|c| &c.name == time_column)
+        .map(|c| c.sql_type.clone());
+    let sql_type = match declared {
+        Some(t) => Some(t),
+        None => {
+            let mut columns = engine.table_columns(physical)?;
+            if columns.is_empty() {
+                if let Some(b) = a.batches.first() {
+                    columns = engine.describe(&cx.render.batch(i, *b)?)?;
+                }
+            }
+            columns
+                .into_iter()
+                .find(|(c, _)| c.eq_ignore_ascii_case(time_column))
+                .map(|(_, t)| t)
+        }
+    };
+    let Some(sql_type) = sql_type else {
+        return Err(Error::Render(format!(
+            "`{}`: its time column `{time_column}` is not a column of its query; return it from the SELECT, or name the column that places rows in time in `time_column`",
+            m.name
+        )));
+    };
+    TimeColumn::new(time_column, &sql_type, time_column_format.as_deref())
+        .map(Some)
+        .map_err(|e| Error::Render(format!("`{}`: {e}", m.name)))
 }
 
 /// The first retry waits this long, the next twice as long, and so on. `EFMESH_RETRY_BASE_MS`
@@ -185,6 +252,7 @@ fn one(
     k: usize,
     b: Range,
     physical: &str,
+    time: Option<&TimeColumn>,
     model_audits: &ModelAudits,
     pending: &[Range],
     state: &mut dyn StateStore,
@@ -201,7 +269,7 @@ fn one(
         statements,
         audited,
         cleanup,
-    }) = materializer.batch(project, engine.dialect(), i, physical, &sql, b)?
+    }) = materializer.batch(project, engine.dialect(), i, physical, &sql, b, time)?
     else {
         return Ok(None);
     };
@@ -235,7 +303,7 @@ fn one(
         ) {
             Ok(results) => {
                 log_warned(&results);
-                materializer.batch_committed(engine, state, i, b, &sql, pending)?;
+                materializer.batch_committed(engine, state, i, b, &sql, time, pending)?;
                 if !defer {
                     state.mark_done(pfp, b)?;
                     metrics

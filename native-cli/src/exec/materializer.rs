@@ -10,6 +10,7 @@ use crate::state::StateStore;
 use crate::Error;
 use efmesh_core::audit::query::AuditQuery;
 use efmesh_core::interval::Range;
+use efmesh_core::materialize::time_column::TimeColumn;
 use efmesh_core::materialize::{self, time_range::PARQUET_STAGING, Write};
 use efmesh_core::model::{Kind, Target};
 use efmesh_core::naming::{self, PHYSICAL_SCHEMA};
@@ -44,7 +45,8 @@ pub(crate) trait Materializer {
         b: &Build,
     ) -> Result<Vec<AuditResult>, WriteError>;
     /// The write of one batch of model `i` (rendered as `sql`), or `None` for a kind without
-    /// batches.
+    /// batches. `time` is a time-range model's time column.
+    #[allow(clippy::too_many_arguments)]
     fn batch(
         &self,
         project: &Project,
@@ -53,9 +55,11 @@ pub(crate) trait Materializer {
         physical: &str,
         sql: &str,
         b: Range,
+        time: Option<&TimeColumn>,
     ) -> Result<Option<Write>, Error>;
     /// After a batch committed (the lake publishes it). `pending`: earlier batches of this
     /// apply whose done marks wait for the whole-table audits.
+    #[allow(clippy::too_many_arguments)]
     fn batch_committed(
         &self,
         engine: &mut dyn Engine,
@@ -63,6 +67,7 @@ pub(crate) trait Materializer {
         i: usize,
         b: Range,
         sql: &str,
+        time: Option<&TimeColumn>,
         pending: &[Range],
     ) -> Result<(), Error>;
     /// After a batch failed for good, so readers learn of it.
@@ -74,6 +79,21 @@ pub(crate) trait Materializer {
         state: &mut dyn StateStore,
         i: usize,
     ) -> Result<(), Error>;
+}
+
+/// A time-range model's time column, which the batches resolved from the engine before the
+/// first one.
+fn resolved<'t>(
+    project: &Project,
+    i: usize,
+    time: Option<&'t TimeColumn>,
+) -> Result<&'t TimeColumn, Error> {
+    time.ok_or_else(|| {
+        Error::Render(format!(
+            "`{}`: its time column was not resolved before its batches (a bug in efmesh)",
+            project.models[i].name
+        ))
+    })
 }
 
 /// The materializer of model `i`.
@@ -118,16 +138,18 @@ impl Materializer for Table {
         physical: &str,
         sql: &str,
         b: Range,
+        time: Option<&TimeColumn>,
     ) -> Result<Option<Write>, Error> {
         Ok(Some(match &project.models[i].kind {
-            Kind::IncrementalByTimeRange { time_column, .. } => materialize::time_range::batch(
+            Kind::IncrementalByTimeRange { .. } => materialize::time_range::batch(
                 d,
                 physical,
                 sql,
-                time_column,
+                resolved(project, i, time)?,
                 b,
                 project.columns[i].as_deref(),
-            ),
+            )
+            .map_err(|e| Error::Render(format!("`{}`: {e}", project.models[i].name)))?,
             Kind::IncrementalByUniqueKey { unique_key, .. } => materialize::unique_key::batch(
                 d,
                 physical,
@@ -150,6 +172,7 @@ impl Materializer for Table {
         _: usize,
         _: Range,
         _: &str,
+        _: Option<&TimeColumn>,
         _: &[Range],
     ) -> Result<(), Error> {
         Ok(())
@@ -218,11 +241,13 @@ impl Materializer for Lake<'_> {
         _physical: &str,
         sql: &str,
         b: Range,
+        time: Option<&TimeColumn>,
     ) -> Result<Option<Write>, Error> {
         Ok(match &project.models[i].kind {
-            Kind::IncrementalByTimeRange { time_column, .. } => {
-                Some(materialize::time_range::stage(d, sql, time_column, b))
-            }
+            Kind::IncrementalByTimeRange { .. } => Some(
+                materialize::time_range::stage(d, sql, resolved(project, i, time)?, b)
+                    .map_err(|e| Error::Render(format!("`{}`: {e}", project.models[i].name)))?,
+            ),
             _ => None,
         })
     }
@@ -234,10 +259,11 @@ impl Materializer for Lake<'_> {
         i: usize,
         b: Range,
         sql: &str,
+        time: Option<&TimeColumn>,
         pending: &[Range],
     ) -> Result<(), Error> {
         let m = &self.0.project.models[i];
-        let Kind::IncrementalByTimeRange { time_column, .. } = &m.kind else {
+        let Kind::IncrementalByTimeRange { .. } = &m.kind else {
             return Ok(());
         };
         self.0.publish_batch(
@@ -246,7 +272,7 @@ impl Materializer for Lake<'_> {
             i,
             b,
             m.interval_unit(),
-            time_column,
+            resolved(self.0.project, i, time)?,
             PARQUET_STAGING,
             sql,
             pending,

@@ -14,6 +14,7 @@ use crate::Error;
 use chrono::{DateTime, Utc};
 use efmesh_core::interval::{IntervalUnit, Range};
 use efmesh_core::manifest::{ManifestFile, ManifestInterval};
+use efmesh_core::materialize::time_column::TimeColumn;
 use efmesh_core::model::Target;
 use efmesh_core::project::Project;
 use std::collections::HashMap;
@@ -221,7 +222,7 @@ impl LakeContext<'_> {
         i: usize,
         batch: Range,
         unit: IntervalUnit,
-        time_column: &str,
+        time: &TimeColumn,
         stage: &str,
         shape_sql: &str,
         pending: &[Range],
@@ -229,18 +230,15 @@ impl LakeContext<'_> {
         let m = &self.project.models[i];
         let dir = self.dir(i)?;
         let mut files = FileSet::published(&dir)?;
-        let tc = engine.quote(time_column);
+        let tc = engine.quote(&time.name);
         let mut partitions = vec![];
         let mut start = batch.start;
         while start < batch.end {
             let end = (start + unit.step()).min(batch.end);
             let r = Range::new(start, end);
-            let d = engine.dialect();
-            let filter = format!(
-                "{tc} >= {} AND {tc} < {}",
-                d.timestamp(start),
-                d.timestamp(end)
-            );
+            let filter = time
+                .filter(engine.dialect(), &tc, r)
+                .map_err(|e| Error::Render(format!("`{}`: {e}", m.name)))?;
             let part = VersionDir::partition(start);
             let rows = count(
                 engine,
