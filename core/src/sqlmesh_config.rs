@@ -1,7 +1,7 @@
 //! SQLMesh's `config.yaml`, read as efmesh's [`Config`], so a SQLMesh project runs as it is:
 //! the DuckDB gateway's database, extensions and settings, `model_defaults` (dialect, start,
 //! cron, owner, kind), `variables` (the gateway's over the project's), `default_gateway`,
-//! `time_column_format` and `project`.
+//! `time_column_format`, `model_naming` and `project`.
 //!
 //! Every other key is named once: a warning when it changes no table or efmesh does the same
 //! thing its own way (state, naming, the UI), an error when ignoring it would change what is
@@ -57,7 +57,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("dbt", "dbt projects are not read; write SQL models"),
     ("loader", "a custom loader is Python; efmesh reads `models/**/*.sql`"),
     ("loader_kwargs", "a custom loader is Python; efmesh reads `models/**/*.sql`"),
-    ("model_naming", "efmesh takes each model's name from its MODEL block; declare `name`"),
 ];
 
 /// Connection keys that change no table.
@@ -132,6 +131,28 @@ pub fn parse(
         match key {
             "gateways" | "model_defaults" | "variables" | "default_connection" => {}
             "default_gateway" => gateway_name = v.as_str().map(str::to_string),
+            "model_naming" => match v.as_mapping() {
+                Some(m) => {
+                    for (nk, nv) in m {
+                        let nk = nk.as_str().unwrap_or_default();
+                        let dotted = format!("model_naming.{nk}");
+                        match (nk, nv.as_bool()) {
+                            ("infer_names", Some(b)) => cfg.model_defaults.infer_names = b,
+                            ("infer_names", None) => {
+                                r.error(&dotted, "expected true or false".into())
+                            }
+                            _ => r.refused(
+                                &dotted,
+                                "SQLMesh's `model_naming` has only `infer_names`".into(),
+                            ),
+                        }
+                    }
+                }
+                None => r.error(
+                    key,
+                    "expected a mapping such as `{infer_names: true}`".into(),
+                ),
+            },
             "time_column_format" => match v.as_str() {
                 Some(f) => match crate::materialize::time_column::format_problem(f) {
                     None => cfg.model_defaults.time_column_format = Some(f.to_string()),
@@ -160,6 +181,7 @@ pub fn parse(
                         "default_connection",
                         "project",
                         "time_column_format",
+                        "model_naming",
                     ]);
                     let hint = match crate::suggest::closest(key, known) {
                         Some(s) => format!("did you mean `{s}`?"),
@@ -577,6 +599,37 @@ mod tests {
             errors[0].to_string().contains("not a strftime format"),
             "{}",
             errors[0]
+        );
+    }
+
+    #[test]
+    fn model_naming_infers_names_when_asked() {
+        let (cfg, warnings) = read(
+            "gateways:\n  g:\n    connection: {type: duckdb, database: d.db}\nmodel_naming:\n  infer_names: true\n",
+        )
+        .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(cfg.model_defaults.infer_names);
+        let errors = read(
+            "gateways:\n  g:\n    connection: {type: duckdb, database: d.db}\nmodel_naming:\n  infer_names: yes please\n",
+        )
+        .unwrap_err();
+        assert!(
+            errors[0].to_string().contains("true or false"),
+            "{}",
+            errors[0]
+        );
+        assert_eq!(
+            crate::model::defaults::inferred_name("models/sales/orders.sql"),
+            "sales.orders"
+        );
+        assert_eq!(
+            crate::model::defaults::inferred_name("models/a/b/c/d.sql"),
+            "b.c.d"
+        );
+        assert_eq!(
+            crate::model::defaults::inferred_name("models/Top.sql"),
+            "top"
         );
     }
 

@@ -6,7 +6,9 @@
 //! `@SAFE_ADD`, `@REDUCE`, `@AND`, `@STAR`, `@PIVOT`, `@DEDUPLICATE`, `@DATE_SPINE`,
 //! `@HAVERSINE_DISTANCE`, `@UNION`, a model without `kind`, and an audit defined in a model file). `tests/sqlmesh-tests` holds YAML tests that SQLMesh 0.236.4's `sqlmesh test` passes
 //! (CTE outputs, CSV and query fixtures, a fixture file, `execution_time` and variables).
-//! `tests/sqlmesh-time-columns` keeps days as text and integers, with and without a format.
+//! `tests/sqlmesh-time-columns` keeps days as text and integers, with and without a format;
+//! `tests/sqlmesh-naming` names models after their paths (`model_naming`) and sets the
+//! project's `time_column_format`.
 
 mod common;
 use common::*;
@@ -940,4 +942,63 @@ fn time_columns_of_text_and_integer_type_keep_the_rows_sqlmesh_keeps() {
         "{err}"
     );
     assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn model_naming_names_models_after_their_paths_as_sqlmesh_does() {
+    let p = fixture("sqlmesh-naming");
+    let (code, diagnostics) = check_diagnostics(p.path());
+    assert_eq!(code, Some(0), "{diagnostics:?}");
+    ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
+    // as SQLMesh 0.236.4 built them: a file without MODEL block is a VIEW named after its path,
+    // a MODEL block without `name` is named the same way, a declared name wins; `by_day`
+    // compares its text days in the project's format ('%Y%m%d')
+    let expected: &[(&str, &[&str])] = &[
+        (
+            "raw.events",
+            &[
+                "1,20191231,10",
+                "2,20200101,20",
+                "3,20200102,30",
+                "4,20990101,40",
+            ],
+        ),
+        ("mart.by_day", &["20200101,20", "20200102,30"]),
+        ("mart.totals", &["2,50"]),
+        ("mart.explicit_name", &["3", "4"]),
+    ];
+    for (table, want) in expected {
+        assert_eq!(
+            rows(
+                p.path(),
+                "prod",
+                &format!("SELECT * FROM {table} ORDER BY ALL")
+            ),
+            *want,
+            "{table}"
+        );
+    }
+    assert!(rows(
+        p.path(),
+        "prod",
+        "SELECT 1 FROM information_schema.tables WHERE table_name = 'renamed'"
+    )
+    .is_empty());
+
+    // a file whose path gives no `schema.table` is refused where it is, saying what to do
+    std::fs::write(p.path().join("models/loose.sql"), "SELECT 1 AS x\n").unwrap();
+    let (code, diagnostics) = check_diagnostics(p.path());
+    assert_eq!(code, Some(1), "{diagnostics:?}");
+    let d = diagnostics
+        .iter()
+        .find(|d| d["code"] == "invalid-name")
+        .unwrap_or_else(|| panic!("{diagnostics:?}"));
+    assert_eq!(d["location"]["file"], "models/loose.sql", "{d}");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("models/<schema>/<table>.sql"),
+        "{d}"
+    );
 }

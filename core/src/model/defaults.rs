@@ -17,6 +17,34 @@ pub struct ModelDefaults {
     /// The format of a time column declared without one (SQLMesh's top-level
     /// `time_column_format`); `None` is SQLMesh's own default, `%Y-%m-%d`.
     pub time_column_format: Option<String>,
+    /// Name a model that declares no `name` after its path under `models/` (SQLMesh's
+    /// `model_naming: {infer_names: true}`): `models/sales/orders.sql` is `sales.orders`, and
+    /// a file may then be a bare query with no MODEL block.
+    pub infer_names: bool,
+}
+
+/// The name SQLMesh infers for the model file at `file` (project-relative): the folders after
+/// the first `models` folder and the file's stem, at most the last three, joined by dots.
+pub fn inferred_name(file: &str) -> String {
+    let path = std::path::Path::new(file);
+    let parts: Vec<String> = path
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    let from = parts
+        .iter()
+        .position(|p| p == "models")
+        .map_or(0, |i| i + 1);
+    let mut names: Vec<String> =
+        parts[from.min(parts.len())..parts.len().saturating_sub(1)].to_vec();
+    if let Some(stem) = path.file_stem() {
+        names.push(stem.to_string_lossy().into_owned());
+    }
+    let keep = names.len().saturating_sub(3);
+    names[keep..].join(".").to_ascii_lowercase()
 }
 
 /// Everything a model file's parse reads from its project.

@@ -319,6 +319,15 @@ pub fn parse_model_file(
     };
     let block = match block::parse_block("MODEL", "MODEL", &tokens, file) {
         Ok(Some(b)) => b,
+        // named after its path, a file may be only its query (SQLMesh's `infer_names`)
+        Ok(None) if env.defaults.infer_names => block::Block {
+            items: vec![],
+            span: tokens
+                .iter()
+                .find(|t| !matches!(t.token, sqlparser::tokenizer::Token::Whitespace(_)))
+                .map_or(sqlparser::tokenizer::Span::empty(), |t| t.span),
+            rest: 0,
+        },
         Ok(None) => {
             let loc = tokens
                 .iter()
@@ -693,6 +702,30 @@ fn interpret(
     }
     match name {
         Some((n, loc)) => {
+            m.name = n;
+            m.name_location = loc;
+        }
+        None if env.defaults.infer_names
+            && !diags
+                .iter()
+                .any(|d| matches!(d.problem, Problem::InvalidName { .. })) =>
+        {
+            let n = defaults::inferred_name(file);
+            let n = match &env.catalog {
+                Some(c) => crate::sql::catalog::strip(&n, c),
+                None => n,
+            };
+            let loc = Location::from_span(file, block_span);
+            if let Some(reason) = crate::naming::name_problem(&n) {
+                diags.push(Diagnostic::at(
+                    Problem::InvalidName {
+                        name: n,
+                        reason: format!("{reason}; `model_naming: {{infer_names: true}}` names a model after its path under models/ (`models/<schema>/<table>.sql`): move the file, or declare `name` in its MODEL block"),
+                    },
+                    loc,
+                ));
+                return None;
+            }
             m.name = n;
             m.name_location = loc;
         }
