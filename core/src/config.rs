@@ -368,6 +368,11 @@ pub struct Config {
     pub model_defaults: crate::model::ModelDefaults,
     /// The SQLMesh gateway a `config.yaml` project runs on (`None` for an `efmesh.toml` one).
     pub sqlmesh_gateway: Option<String>,
+    /// Statements run before the first build of every apply that builds or promotes
+    /// (SQLMesh's `before_all`).
+    pub before_all: Vec<crate::environment_statements::EnvironmentStatement>,
+    /// Statements run after every such apply's promotion (SQLMesh's `after_all`).
+    pub after_all: Vec<crate::environment_statements::EnvironmentStatement>,
 }
 
 impl Config {
@@ -431,6 +436,8 @@ impl Config {
             variables: BTreeMap::new(),
             model_defaults: Default::default(),
             sqlmesh_gateway: None,
+            before_all: vec![],
+            after_all: vec![],
         }
     }
 

@@ -321,6 +321,15 @@ pub enum Problem {
         /// The closest model name, when one is near enough to be a likely typo.
         suggestion: Option<String>,
     },
+    /// In a SQLMesh project, a table reference that names no model or external: read from the
+    /// engine as it is, as SQLMesh reads it, unchecked.
+    #[error("`{name}` is neither a model nor a declared external table; it is read from the database as it is, as SQLMesh reads it")]
+    UndeclaredExternal {
+        /// The referenced name, lower-cased and dotted as written.
+        name: String,
+        /// The closest model name, when one is near enough to be a likely typo.
+        suggestion: Option<String>,
+    },
     /// A query reads a column that none of the sources in scope provides.
     #[error("column `{column}` does not exist in {source_desc}")]
     UnknownColumn {
@@ -529,6 +538,7 @@ impl Problem {
                 verdict: "ignored", ..
             }
             | Problem::FallbackParse { .. }
+            | Problem::UndeclaredExternal { .. }
             | Problem::ColumnsUnchecked { .. }
             | Problem::ColumnsNotInferable { .. } => Severity::Warning,
             _ => Severity::Error,
@@ -576,6 +586,7 @@ impl Problem {
             Problem::ExternalYaml { .. } => "external-yaml",
             Problem::FallbackParse { .. } => "fallback-parse",
             Problem::UnknownReference { .. } => "unknown-reference",
+            Problem::UndeclaredExternal { .. } => "undeclared-external",
             Problem::UnknownColumn { .. } => "unknown-column",
             Problem::MissingOutputColumn { .. } => "missing-output-column",
             Problem::ExtraOutputColumn { .. } => "extra-output-column",
@@ -643,6 +654,10 @@ impl Problem {
             Problem::SeedColumnExtra { declared, .. } => Some(format!("declared: {}; declare it in `columns` or remove it from the file", declared.join(", "))),
             Problem::ExternalYaml { .. } => Some("each entry needs `name: schema.table` and `columns: {column: type}`".into()),
             Problem::FallbackParse { parser_error } => Some(format!("the model still plans; declare `columns` to keep its output checked (parser said: {parser_error})")),
+            Problem::UndeclaredExternal { suggestion, .. } => Some(match suggestion {
+                Some(s) => format!("did you mean the model `{s}`? Otherwise declare the table in external_models.yaml to have its columns checked"),
+                None => "declare it in external_models.yaml to have its columns checked".into(),
+            }),
             Problem::UnknownReference { suggestion, .. } => Some(match suggestion {
                 Some(s) => format!("did you mean `{s}`?"),
                 None => "declare raw tables as `kind EXTERNAL` models (or in external_models.yaml)".into(),

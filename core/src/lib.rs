@@ -33,6 +33,8 @@ pub mod dag;
 #[cfg(feature = "analysis")]
 pub mod diff;
 #[cfg(feature = "analysis")]
+pub mod environment_statements;
+#[cfg(feature = "analysis")]
 pub mod external_yaml;
 #[cfg(feature = "analysis")]
 pub mod fingerprint;

@@ -51,12 +51,19 @@ const IGNORED: &[(&str, &str)] = &[
 
 /// Top-level keys whose absence would change what is built: refused, with what to do.
 const REFUSED: &[(&str, &str)] = &[
-    ("before_all", "statements run before every plan are not run by efmesh: move them into a model or run them yourself"),
-    ("after_all", "statements run after every plan are not run by efmesh: run them yourself after `efmesh apply`"),
-    ("env_vars", "set the variables in the environment (`${VAR}` works in `efmesh.toml`)"),
+    (
+        "env_vars",
+        "set the variables in the environment (`${VAR}` works in `efmesh.toml`)",
+    ),
     ("dbt", "dbt projects are not read; write SQL models"),
-    ("loader", "a custom loader is Python; efmesh reads `models/**/*.sql`"),
-    ("loader_kwargs", "a custom loader is Python; efmesh reads `models/**/*.sql`"),
+    (
+        "loader",
+        "a custom loader is Python; efmesh reads `models/**/*.sql`",
+    ),
+    (
+        "loader_kwargs",
+        "a custom loader is Python; efmesh reads `models/**/*.sql`",
+    ),
 ];
 
 /// Connection keys that change no table.
@@ -131,6 +138,30 @@ pub fn parse(
         match key {
             "gateways" | "model_defaults" | "variables" | "default_connection" => {}
             "default_gateway" => gateway_name = v.as_str().map(str::to_string),
+            "before_all" | "after_all" => {
+                let list = match v {
+                    Value::Sequence(items) => items
+                        .iter()
+                        .map(|i| i.as_str().map(str::to_string))
+                        .collect::<Option<Vec<String>>>(),
+                    Value::Null => Some(vec![]),
+                    _ => None,
+                };
+                match list {
+                    Some(list) => {
+                        let statements = r.statements(key, list);
+                        if key == "before_all" {
+                            cfg.before_all = statements;
+                        } else {
+                            cfg.after_all = statements;
+                        }
+                    }
+                    None => r.error(
+                        key,
+                        "expected a list of SQL statements, each a string".into(),
+                    ),
+                }
+            }
             "model_naming" => match v.as_mapping() {
                 Some(m) => {
                     for (nk, nv) in m {
@@ -182,6 +213,8 @@ pub fn parse(
                         "project",
                         "time_column_format",
                         "model_naming",
+                        "before_all",
+                        "after_all",
                     ]);
                     let hint = match crate::suggest::closest(key, known) {
                         Some(s) => format!("did you mean `{s}`?"),
@@ -267,6 +300,27 @@ pub fn parse(
                     "a variable is a string, a number, a boolean, or a list of them".into(),
                 ),
             }
+        }
+    }
+    // `before_all`/`after_all` must render (what `@this_env` and friends will hold is known at
+    // apply; their shape is known now), so a typo is caught at `check`, at its line
+    for (stage, list) in [
+        (
+            crate::environment_statements::Stage::BeforeAll,
+            &cfg.before_all,
+        ),
+        (
+            crate::environment_statements::Stage::AfterAll,
+            &cfg.after_all,
+        ),
+    ] {
+        let serving = crate::environment_statements::Serving {
+            env: crate::naming::PROD.into(),
+            ..Default::default()
+        };
+        if let Err(d) = crate::environment_statements::render(list, stage, &serving, &cfg.variables)
+        {
+            r.errors.push(d);
         }
     }
     if r.errors.is_empty() {
@@ -375,6 +429,40 @@ impl Reader<'_> {
             },
             loc,
         ));
+    }
+
+    /// `before_all`/`after_all` statements, each located at its own `- ` line under `key`
+    /// (else at the key).
+    fn statements(
+        &mut self,
+        key: &str,
+        list: Vec<String>,
+    ) -> Vec<crate::environment_statements::EnvironmentStatement> {
+        let at_key = self.loc(key);
+        let lines: Vec<(u64, u64)> = self
+            .text
+            .lines()
+            .enumerate()
+            .skip(at_key.line as usize)
+            .take_while(|(_, l)| l.trim().is_empty() || l.starts_with([' ', '\t', '-']))
+            .filter_map(|(n, l)| {
+                let t = l.trim_start();
+                t.starts_with("- ")
+                    .then(|| (n as u64 + 1, (l.len() - t.len()) as u64 + 3))
+            })
+            .collect();
+        list.into_iter()
+            .enumerate()
+            .map(|(k, sql)| {
+                let location = match lines.get(k) {
+                    Some(&(line, column)) => {
+                        Location::new(self.file, (line, column), (line, column + sql.len() as u64))
+                    }
+                    None => at_key.clone(),
+                };
+                crate::environment_statements::EnvironmentStatement { sql, location }
+            })
+            .collect()
     }
 
     fn refused(&mut self, key: &str, why: String) {
@@ -634,15 +722,46 @@ mod tests {
     }
 
     #[test]
+    fn before_all_and_after_all_are_read_each_statement_at_its_line() {
+        let (cfg, _) = read(
+            "gateways:\n  g:\n    connection: {type: duckdb, database: d.db}\nbefore_all:\n  - CREATE SCHEMA IF NOT EXISTS ops\n  - CREATE TABLE IF NOT EXISTS ops.log (env VARCHAR)\nafter_all:\n  - INSERT INTO ops.log VALUES (@this_env)\n",
+        )
+        .unwrap();
+        let lines: Vec<u64> = cfg.before_all.iter().map(|s| s.location.line).collect();
+        assert_eq!(lines, [5, 6]);
+        assert_eq!(
+            cfg.before_all[1].sql,
+            "CREATE TABLE IF NOT EXISTS ops.log (env VARCHAR)"
+        );
+        assert_eq!(cfg.after_all[0].location.line, 8);
+        assert_eq!(cfg.after_all[0].location.column, 5);
+        // a statement that cannot render is refused at its line, when the config is read
+        let errors = read(
+            "gateways:\n  g:\n    connection: {type: duckdb, database: d.db}\nafter_all:\n  - SELECT 1\n  - GRANT SELECT ON @nope TO r\n",
+        )
+        .unwrap_err();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].location.as_ref().unwrap().line, 6, "{errors:?}");
+        let errors = read(
+            "gateways:\n  g:\n    connection: {type: duckdb, database: d.db}\nbefore_all: CREATE SCHEMA x\n",
+        )
+        .unwrap_err();
+        assert!(
+            errors[0].to_string().contains("a list of SQL statements"),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
     fn what_would_change_the_tables_is_refused_by_name() {
         let errors = read(
-            "gateways:\n  pg:\n    connection:\n      type: postgres\nmodel_defaults:\n  dialect: snowflake\n  storage_format: iceberg\nbefore_all:\n  - CREATE SCHEMA x\nmodle_defaults: {}\n",
+            "gateways:\n  pg:\n    connection:\n      type: postgres\nmodel_defaults:\n  dialect: snowflake\n  storage_format: iceberg\nloader: custom\nmodle_defaults: {}\n",
         )
         .unwrap_err();
         let said: Vec<String> = errors.iter().map(|d| d.problem.to_string()).collect();
         assert!(
             said.iter()
-                .any(|s| s.contains("`before_all` in config.yaml is not supported")),
+                .any(|s| s.contains("`loader` in config.yaml is not supported")),
             "{said:?}"
         );
         assert!(said.iter().any(|s| s.contains("`type`")), "{said:?}");
@@ -664,7 +783,7 @@ mod tests {
             .help()
             .unwrap()
             .contains("did you mean `model_defaults`?"));
-        assert_eq!(typo.location.as_ref().unwrap().line, 10);
+        assert_eq!(typo.location.as_ref().unwrap().line, 9);
         let bad = read("gateways: [\n").unwrap_err();
         assert_eq!(bad[0].problem.code(), "config-syntax");
     }

@@ -8,7 +8,8 @@
 //! (CTE outputs, CSV and query fixtures, a fixture file, `execution_time` and variables).
 //! `tests/sqlmesh-time-columns` keeps days as text and integers, with and without a format;
 //! `tests/sqlmesh-naming` names models after their paths (`model_naming`) and sets the
-//! project's `time_column_format`.
+//! project's `time_column_format`; `tests/sqlmesh-environment-statements` runs `before_all`
+//! and `after_all`.
 
 mod common;
 use common::*;
@@ -352,20 +353,16 @@ fn what_efmesh_cannot_run_is_named_with_what_to_do() {
     let p = fixture("sqlmesh-init");
     let config = p.path().join("config.yaml");
     let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(
-        &config,
-        format!("{text}\nbefore_all:\n  - CREATE SCHEMA audit\n"),
-    )
-    .unwrap();
+    std::fs::write(&config, format!("{text}\nloader: mypackage.Loader\n")).unwrap();
     let out = efmesh(p.path()).args(["check"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("`before_all` in config.yaml is not supported"),
+        stderr.contains("`loader` in config.yaml is not supported"),
         "{stderr}"
     );
     assert!(stderr.contains("config.yaml:"), "{stderr}");
-    assert!(stderr.contains("move them into a model"), "{stderr}");
+    assert!(stderr.contains("a custom loader is Python"), "{stderr}");
 
     // a project configured in Python is refused before anything is read
     let p = fixture("sqlmesh-init");
@@ -559,18 +556,23 @@ fn external_models_are_read_from_every_file_sqlmesh_reads_them_from() {
         "MODEL (name sqlmesh_example.joined, kind VIEW);\nSELECT l.id, o.zip FROM raw.legacy AS l JOIN raw.other AS o USING (id)\n",
     )
     .unwrap();
+    // an undeclared table is read as it is, as SQLMesh reads it, with a warning that names it
     let errors = |p: &Path| -> Vec<String> {
-        check_diagnostics(p)
-            .1
+        let (code, diagnostics) = check_diagnostics(p);
+        assert_eq!(code, Some(0), "{diagnostics:?}");
+        diagnostics
             .iter()
-            .filter(|d| d["severity"] == "error")
-            .map(|d| d["message"].as_str().unwrap().to_string())
+            .filter(|d| d["code"] == "undeclared-external")
+            .map(|d| {
+                assert_eq!(d["severity"], "warning", "{d}");
+                d["message"].as_str().unwrap().to_string()
+            })
             .collect()
     };
     assert_eq!(
         errors(p.path()).len(),
         2,
-        "both tables are unknown at first"
+        "both tables are undeclared at first"
     );
     // SQLMesh's older name for external_models.yaml, and the external_models/ directory
     std::fs::write(
@@ -1001,4 +1003,75 @@ fn model_naming_names_models_after_their_paths_as_sqlmesh_does() {
             .contains("models/<schema>/<table>.sql"),
         "{d}"
     );
+}
+
+#[test]
+fn before_all_and_after_all_run_around_every_apply_as_in_sqlmesh() {
+    let p = fixture("sqlmesh-environment-statements");
+    let (code, diagnostics) = check_diagnostics(p.path());
+    assert_eq!(code, Some(0), "{diagnostics:?}");
+    ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
+    // as SQLMesh 0.236.4 left them: before_all created what the model reads, after_all wrote
+    // its rows with @this_env, @runtime_stage and a variable, and the @IF for prod only
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM ops.runs ORDER BY ALL"),
+        ["prod,after_all,nightly", "prod only,after_all,nightly"]
+    );
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM mart.looked_up"),
+        ["1,one"]
+    );
+    // an apply with nothing to do runs nothing, as SQLMesh's "no changes" plan
+    ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT count(*) FROM ops.runs"),
+        ["2"]
+    );
+    // another environment: @this_env is its name, and the @IF is false
+    ok_at(p.path(), NOW, &["apply", "dev", "--yes"]);
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM ops.runs WHERE env = 'dev'"),
+        ["dev,after_all,nightly"]
+    );
+
+    // a failing before_all stops the apply before anything is built, naming the statement
+    let config = std::fs::read_to_string(p.path().join("config.yaml")).unwrap();
+    std::fs::write(
+        p.path().join("config.yaml"),
+        config.replace(
+            "  - CREATE SCHEMA IF NOT EXISTS ops\n",
+            "  - CREATE SCHEMA IF NOT EXISTS ops\n  - INSERT INTO ops.missing VALUES (1)\n",
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        p.path().join("models/looked_up.sql"),
+        "MODEL (name mart.looked_up, kind FULL);\nSELECT k, v, 2 AS w FROM ops.lookup\n",
+    )
+    .unwrap();
+    let out = efmesh_at(p.path(), NOW, &["apply", "prod", "--yes"]);
+    assert!(!out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("before_all") && err.contains("ops.missing"),
+        "{err}"
+    );
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM mart.looked_up"),
+        ["1,one"],
+        "nothing was built or promoted"
+    );
+
+    // a statement efmesh cannot render is refused at check, at its line in config.yaml
+    std::fs::write(
+        p.path().join("config.yaml"),
+        format!("{config}  - DELETE FROM ops.runs WHERE env < @start_ds\n"),
+    )
+    .unwrap();
+    let (code, diagnostics) = check_diagnostics(p.path());
+    assert_eq!(code, Some(1), "{diagnostics:?}");
+    let d = &diagnostics[0];
+    assert_eq!(d["location"]["file"], "config.yaml", "{d}");
+    assert_eq!(d["location"]["line"], 20, "{d}");
+    assert!(d["message"].as_str().unwrap().contains("@start_ds"), "{d}");
 }

@@ -29,7 +29,7 @@ pub fn load_parsed(
     let audits = named_audits(sources, &models, &mut diags);
     let sqlmesh = sources.config.is_sqlmesh();
     let seeds = read_seeds(&mut models, sqlmesh, read_seed, &mut diags);
-    let parents = resolve_references(&models, &index, &mut diags);
+    let parents = resolve_references(&models, &index, sqlmesh, &mut diags);
     let dag = match build_dag(parents, &models) {
         Ok(d) => d,
         Err(cycle) => {
@@ -253,10 +253,13 @@ fn read_seeds(
 }
 
 /// Phase 5: every table a query names (and every `depends_on`) resolved to a model: the
-/// parents of each model. An unknown name is reported with the closest known one.
+/// parents of each model. An unknown name is reported with the closest known one: an error in
+/// an efmesh project, and in a SQLMesh one (`sqlmesh`) a warning, since SQLMesh reads an
+/// undeclared table as an external one.
 fn resolve_references(
     models: &[Model],
     index: &HashMap<String, usize>,
+    sqlmesh: bool,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Vec<usize>> {
     let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
@@ -308,13 +311,18 @@ fn resolve_references(
                 }
                 None => {
                     let suggestion = crate::suggest::closest(&r.name, names.iter().copied());
-                    diags.push(Diagnostic::at(
+                    let problem = if sqlmesh {
+                        Problem::UndeclaredExternal {
+                            name: r.name,
+                            suggestion,
+                        }
+                    } else {
                         Problem::UnknownReference {
                             name: r.name,
                             suggestion,
-                        },
-                        r.location,
-                    ));
+                        }
+                    };
+                    diags.push(Diagnostic::at(problem, r.location));
                 }
             }
         }

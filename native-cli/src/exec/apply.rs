@@ -18,6 +18,7 @@ use crate::lake::publish::{is_parquet, LakeContext};
 use crate::state::{JournalEntry, StateStore};
 use crate::Error;
 use chrono::{DateTime, Utc};
+use efmesh_core::environment_statements::{Serving, Stage};
 use efmesh_core::interval::Range;
 use efmesh_core::materialize;
 use efmesh_core::model::Kind;
@@ -159,6 +160,69 @@ fn check_capabilities(project: &Project, plan: &Plan, engine: &dyn Engine) -> Re
     Ok(())
 }
 
+/// The project's `before_all` or `after_all` statements for `plan`'s environment, rendered
+/// and run in one transaction (SQLMesh's environment statements).
+fn environment_statements(
+    project: &Project,
+    plan: &Plan,
+    stage: Stage,
+    engine: &mut dyn Engine,
+) -> Result<(), Error> {
+    let list = match stage {
+        Stage::BeforeAll => &project.config.before_all,
+        Stage::AfterAll => &project.config.after_all,
+    };
+    if list.is_empty() {
+        return Ok(());
+    }
+    let mut serving = Serving {
+        env: plan.env.clone(),
+        ..Default::default()
+    };
+    for m in &project.models {
+        if m.kind == Kind::Embedded {
+            continue;
+        }
+        let (schema, table) = naming::view_name(&plan.env, &m.name);
+        if !serving.schemas.contains(&schema) {
+            serving.schemas.push(schema.clone());
+        }
+        serving.views.push(format!("{schema}.{table}"));
+    }
+    let sql = efmesh_core::environment_statements::render(
+        list,
+        stage,
+        &serving,
+        &project.config.variables,
+    )
+    .map_err(|d| Error::Render(d.to_string()))?;
+    tracing::info!(
+        env = plan.env.as_str(),
+        statements = sql.len(),
+        "running {}",
+        stage.key()
+    );
+    // one transaction, one statement at a time, so a failure names its statement
+    let context = format!("running {}", stage.key());
+    engine.begin(&context)?;
+    for statement in &sql {
+        if let Err(e) = engine.execute(&context, statement) {
+            let _ = engine.rollback(&context);
+            return Err(Error::Render(format!(
+                "`{}` in {} failed, so the apply stopped{}; the statement was `{statement}`: {e}",
+                stage.key(),
+                list[0].location.file,
+                match stage {
+                    Stage::BeforeAll => " before building anything",
+                    Stage::AfterAll => " after promoting (the environment serves the new versions)",
+                }
+            )));
+        }
+    }
+    engine.commit(&context)?;
+    Ok(())
+}
+
 /// Build what `plan` needs and promote it into its environment.
 /// `lake` is where `target parquet` versions are published (`[lake] path`).
 pub fn apply_plan(
@@ -172,6 +236,7 @@ pub fn apply_plan(
     let now = opts.now.unwrap_or_else(crate::util::clock::now);
     check_capabilities(project, plan, engine)?;
     let start_statements = engine.statements_issued();
+    environment_statements(project, plan, Stage::BeforeAll, engine)?;
     state.record_snapshots(&plan.new_snapshots)?;
     void_missing_physics(project, plan, state, lake.as_ref())?;
 
@@ -318,6 +383,7 @@ pub fn apply_plan(
         views = statements.len(),
         "promoted"
     );
+    environment_statements(project, plan, Stage::AfterAll, engine)?;
     Ok(ApplyOutcome {
         built,
         batches,

@@ -1,0 +1,2 @@
+MODEL (name mart.looked_up, kind FULL);
+SELECT k, v FROM ops.lookup
