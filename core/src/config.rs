@@ -368,6 +368,9 @@ pub struct Config {
     pub model_defaults: crate::model::ModelDefaults,
     /// The SQLMesh gateway a `config.yaml` project runs on (`None` for an `efmesh.toml` one).
     pub sqlmesh_gateway: Option<String>,
+    /// The name of the gateway's default catalog when `catalogs:` gives it (the first entry's
+    /// name, which need not be its file's stem).
+    pub sqlmesh_catalog: Option<String>,
     /// Statements run before the first build of every apply that builds or promotes
     /// (SQLMesh's `before_all`).
     pub before_all: Vec<crate::environment_statements::EnvironmentStatement>,
@@ -388,6 +391,9 @@ impl Config {
     pub fn default_catalog(&self) -> Option<String> {
         if !self.is_sqlmesh() {
             return None;
+        }
+        if let Some(c) = &self.sqlmesh_catalog {
+            return Some(c.to_ascii_lowercase());
         }
         match &self.engine.target {
             EngineTarget::Duckdb { path } if path == ":memory:" => Some("memory".into()),
@@ -436,6 +442,7 @@ impl Config {
             variables: BTreeMap::new(),
             model_defaults: Default::default(),
             sqlmesh_gateway: None,
+            sqlmesh_catalog: None,
             before_all: vec![],
             after_all: vec![],
         }

@@ -12,6 +12,7 @@ use crate::config::{Config, EngineTarget};
 use crate::diagnostic::{Diagnostic, Problem};
 use crate::location::Location;
 use serde_norway::{Mapping, Value};
+use std::collections::BTreeMap;
 
 /// The names SQLMesh looks for, in order.
 pub const SQLMESH_CONFIG_FILES: [&str; 2] = ["config.yaml", "config.yml"];
@@ -504,6 +505,7 @@ impl Reader<'_> {
             );
             return;
         }
+        let mut catalogs: Vec<(String, crate::config::Attachment)> = vec![];
         for (k, v) in c {
             let key = k.as_str().unwrap_or_default();
             match key {
@@ -548,12 +550,198 @@ impl Reader<'_> {
                         cfg.engine.settings.insert(name.to_string(), value);
                     }
                 }
-                "catalogs" => self.refused("catalogs", "efmesh attaches other databases with `[attach.NAME]` in `efmesh.toml`; with one catalog, use `database:`".into()),
-                "secrets" => self.refused("secrets", "declare secrets as `[[engine.secrets]]` in `efmesh.toml`".into()),
-                "filesystems" => self.refused("filesystems", "efmesh reads object stores through DuckDB secrets; write an `efmesh.toml`".into()),
+                "catalogs" => catalogs = self.catalogs(v),
+                "secrets" => self.secrets(v, cfg),
+                "filesystems" => self.refused("filesystems", "SQLMesh registers them as Python fsspec file systems, which efmesh has not; reach object stores through `secrets` (DuckDB's httpfs)".into()),
                 k if CONNECTION_IGNORED.contains(&k) => self.ignored(k, "it changes no table".into()),
                 other => self.refused(other, "efmesh does not read this DuckDB connection option".into()),
             }
+        }
+        // without `database`, the first catalog is the default one, as in SQLMesh: its file is
+        // the database efmesh opens and its name the catalog models may be qualified with; the
+        // others are attached under their names
+        if !catalogs.is_empty() && !c.contains_key("database") {
+            let (name, first) = catalogs.remove(0);
+            let local = first.is_local_file()
+                && first
+                    .options
+                    .iter()
+                    .all(|(k, v)| k != "TYPE" || v.eq_ignore_ascii_case("duckdb"));
+            if local {
+                cfg.engine.target = EngineTarget::Duckdb {
+                    path: first.url.expose().to_string(),
+                };
+                cfg.sqlmesh_catalog = Some(name);
+            } else {
+                self.refused(&name, "the first catalog is the default one, where efmesh builds; it must be a DuckDB file (or `:memory:`); put another database after it".into());
+            }
+        }
+        cfg.engine
+            .attachments
+            .extend(catalogs.into_iter().map(|(_, a)| a));
+    }
+
+    /// `catalogs:`: each a name and a path, or a mapping with `path`, `type` and `read_only`,
+    /// as attachments in order (the caller takes the default one out).
+    fn catalogs(&mut self, v: &Value) -> Vec<(String, crate::config::Attachment)> {
+        let Some(m) = v.as_mapping() else {
+            self.error(
+                "catalogs",
+                "expected a mapping of catalog names to database paths".into(),
+            );
+            return vec![];
+        };
+        let reserved = ["main", "memory", "system", "temp", "temporary"];
+        let mut out = vec![];
+        for (k, v) in m {
+            let name = k.as_str().unwrap_or_default().to_string();
+            if !crate::naming::plain_ident(&name)
+                || reserved.contains(&name.to_ascii_lowercase().as_str())
+            {
+                self.error(&name, format!("`{name}` cannot name a catalog: use letters, digits and `_`, and none of {}", reserved.join(", ")));
+                continue;
+            }
+            let (path, mut options) = match v {
+                Value::String(p) => (p.clone(), vec![]),
+                Value::Mapping(o) => {
+                    let mut options = vec![];
+                    let mut path = None;
+                    for (ok, ov) in o {
+                        let ok = ok.as_str().unwrap_or_default();
+                        match (ok, ov) {
+                            ("path", Value::String(p)) => path = Some(p.clone()),
+                            ("type", Value::String(t)) if t.eq_ignore_ascii_case("ducklake") => {
+                                self.refused(ok, "a DuckLake catalog is `[ducklake]` in an `efmesh.toml`".into());
+                            }
+                            ("type", Value::String(t)) if crate::naming::plain_ident(t) => {
+                                options.push(("TYPE".to_string(), t.to_ascii_lowercase()))
+                            }
+                            ("read_only", Value::Bool(b)) => {
+                                options.push(("READ_ONLY".to_string(), b.to_string()))
+                            }
+                            _ => self.refused(ok, format!("efmesh attaches a catalog with `path`, `type` and `read_only`; not with `{ok}`")),
+                        }
+                    }
+                    if !o.contains_key("type") {
+                        self.error(&name, "a catalog written as a mapping needs its `type` (such as `duckdb` or `sqlite`), as SQLMesh requires".into());
+                        continue;
+                    }
+                    match path {
+                        Some(p) => (p, options),
+                        None => {
+                            self.error(&name, "a catalog needs its `path`".into());
+                            continue;
+                        }
+                    }
+                }
+                _ => {
+                    self.error(
+                        &name,
+                        "expected a database path, or a mapping with `path`".into(),
+                    );
+                    continue;
+                }
+            };
+            options.sort();
+            out.push((
+                name.clone(),
+                crate::config::Attachment {
+                    name,
+                    url: crate::config::Sensitive::new(path),
+                    options,
+                    secret: None,
+                },
+            ));
+        }
+        out
+    }
+
+    /// `secrets:`: DuckDB secrets made when the engine starts, as a list (named in order) or a
+    /// mapping of names, each with its `type` and its keys.
+    fn secrets(&mut self, v: &Value, cfg: &mut Config) {
+        let entries: Vec<(Option<String>, &Value)> = match v {
+            Value::Sequence(items) => items.iter().map(|i| (None, i)).collect(),
+            Value::Mapping(m) => m
+                .iter()
+                .map(|(k, v)| (k.as_str().map(str::to_string), v))
+                .collect(),
+            _ => {
+                self.error(
+                    "secrets",
+                    "expected a list of secrets, each with its `type`".into(),
+                );
+                return;
+            }
+        };
+        for (i, (name, entry)) in entries.into_iter().enumerate() {
+            let Some(fields) = entry.as_mapping() else {
+                self.error(
+                    "secrets",
+                    "each secret is a mapping with its `type` and keys".into(),
+                );
+                continue;
+            };
+            let name = name
+                .or_else(|| {
+                    fields
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                })
+                .unwrap_or_else(|| format!("efmesh_secret_{}", cfg.engine.secrets.len() + i + 1));
+            if !crate::naming::plain_ident(&name) {
+                self.error(
+                    "secrets",
+                    format!("`{name}` cannot name a secret: use letters, digits and `_`"),
+                );
+                continue;
+            }
+            let Some(kind) = fields
+                .get("type")
+                .and_then(Value::as_str)
+                .filter(|t| crate::naming::plain_ident(t))
+            else {
+                self.error(
+                    "secrets",
+                    format!("secret `{name}` needs its `type` (such as `s3`, `gcs` or `http`)"),
+                );
+                continue;
+            };
+            let mut values = vec![];
+            let mut texts = BTreeMap::new();
+            for (k, v) in fields {
+                let k = k.as_str().unwrap_or_default();
+                if k == "type" || k == "name" {
+                    continue;
+                }
+                if !crate::naming::plain_ident(k) {
+                    self.error(
+                        k,
+                        "a secret's key is letters, digits and `_` (such as `key_id`)".into(),
+                    );
+                    continue;
+                }
+                let (sql, text) = match v {
+                    Value::String(s) => (crate::quote::literal(s), s.clone()),
+                    Value::Bool(b) => (b.to_string(), b.to_string()),
+                    Value::Number(n) => (n.to_string(), n.to_string()),
+                    _ => {
+                        self.error(
+                            k,
+                            "a secret's value is a string, a number or a boolean".into(),
+                        );
+                        continue;
+                    }
+                };
+                values.push((k.to_ascii_uppercase(), crate::config::Sensitive::new(sql)));
+                texts.insert(k.to_ascii_uppercase(), crate::config::Sensitive::new(text));
+            }
+            cfg.engine.secrets.push(crate::config::EngineSecret {
+                name,
+                kind: kind.to_ascii_lowercase(),
+                values,
+                texts,
+            });
         }
     }
 
@@ -750,6 +938,73 @@ mod tests {
             errors[0].to_string().contains("a list of SQL statements"),
             "{errors:?}"
         );
+    }
+
+    #[test]
+    fn catalogs_and_secrets_become_the_database_attachments_and_engine_secrets() {
+        let (cfg, _) = read(
+            "gateways:\n  g:\n    connection:\n      type: duckdb\n      catalogs:\n        wh: data/wh.duckdb\n        lite: {type: sqlite, path: l.sqlite, read_only: true}\n      secrets:\n        - type: s3\n          key_id: AKIA\n          secret: shh\n          use_ssl: false\n        - {type: http, name: api, bearer_token: t}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            cfg.engine.target,
+            EngineTarget::Duckdb {
+                path: "data/wh.duckdb".into()
+            }
+        );
+        assert_eq!(cfg.default_catalog().as_deref(), Some("wh"));
+        assert_eq!(cfg.engine.attachments.len(), 1);
+        let a = &cfg.engine.attachments[0];
+        assert_eq!((a.name.as_str(), a.url.expose()), ("lite", "l.sqlite"));
+        assert_eq!(
+            a.options,
+            [
+                ("READ_ONLY".to_string(), "true".to_string()),
+                ("TYPE".to_string(), "sqlite".to_string())
+            ]
+        );
+        let names: Vec<&str> = cfg.engine.secrets.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["efmesh_secret_1", "api"]);
+        let sql = crate::sql::dialect::DuckDb::create_secret(&cfg.engine.secrets[0]);
+        assert!(sql.contains("TYPE s3"), "{sql}");
+        let exposed: Vec<(String, String)> = cfg.engine.secrets[0]
+            .values
+            .iter()
+            .map(|(k, v)| (k.clone(), v.expose().to_string()))
+            .collect();
+        assert_eq!(
+            exposed,
+            [
+                ("KEY_ID".to_string(), "'AKIA'".to_string()),
+                ("SECRET".to_string(), "'shh'".to_string()),
+                ("USE_SSL".to_string(), "false".to_string())
+            ]
+        );
+        // nothing of a secret prints
+        assert!(!format!("{cfg:?}").contains("shh"));
+        // SQLMesh's own rules: a mapping needs `type`; the default catalog must be DuckDB
+        let errors = read(
+            "gateways:\n  g:\n    connection:\n      catalogs:\n        wh: {path: wh.duckdb}\n",
+        )
+        .unwrap_err();
+        assert!(
+            errors[0].to_string().contains("needs its `type`"),
+            "{errors:?}"
+        );
+        let errors = read(
+            "gateways:\n  g:\n    connection:\n      catalogs:\n        pg: {type: postgres, path: 'dbname=x'}\n",
+        )
+        .unwrap_err();
+        assert!(
+            errors[0]
+                .to_string()
+                .contains("the first catalog is the default one"),
+            "{errors:?}"
+        );
+        let errors =
+            read("gateways:\n  g:\n    connection:\n      filesystems:\n        - {fs: s3}\n")
+                .unwrap_err();
+        assert!(errors[0].to_string().contains("fsspec"), "{errors:?}");
     }
 
     #[test]

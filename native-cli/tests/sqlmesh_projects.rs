@@ -9,7 +9,7 @@
 //! `tests/sqlmesh-time-columns` keeps days as text and integers, with and without a format;
 //! `tests/sqlmesh-naming` names models after their paths (`model_naming`) and sets the
 //! project's `time_column_format`; `tests/sqlmesh-environment-statements` runs `before_all`
-//! and `after_all`.
+//! and `after_all`; `tests/sqlmesh-catalogs` builds in the first of two DuckDB catalogs.
 
 mod common;
 use common::*;
@@ -1074,4 +1074,57 @@ fn before_all_and_after_all_run_around_every_apply_as_in_sqlmesh() {
     assert_eq!(d["location"]["file"], "config.yaml", "{d}");
     assert_eq!(d["location"]["line"], 20, "{d}");
     assert!(d["message"].as_str().unwrap().contains("@start_ds"), "{d}");
+}
+
+#[test]
+fn catalogs_attach_every_database_and_build_in_the_first_as_sqlmesh_does() {
+    let p = fixture("sqlmesh-catalogs");
+    let (code, diagnostics) = check_diagnostics(p.path());
+    assert_eq!(code, Some(0), "{diagnostics:?}");
+    ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
+    // as SQLMesh 0.236.4 built them: the views live in the first catalog's file, a name
+    // qualified with it is the same model, and the second catalog is read by its name
+    assert!(p.path().join("warehouse.duckdb").is_file());
+    assert!(p.path().join("side.duckdb").is_file());
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT * FROM mart.from_side ORDER BY ALL"
+        ),
+        ["1,a", "2,b"]
+    );
+    assert_eq!(rows(p.path(), "prod", "SELECT * FROM mart.counted"), ["2"]);
+    let warehouse = efmesh::engine::duckdb::DuckDbEngine::open(
+        p.path(),
+        "warehouse.duckdb",
+        &efmesh_core::config::Config::defaults("t").engine,
+    );
+    let mut warehouse = warehouse.unwrap();
+    assert_eq!(
+        warehouse
+            .query_strings("SELECT count(*)::VARCHAR FROM mart.counted")
+            .unwrap(),
+        [Some("1".to_string())],
+        "the views are in the default catalog's file"
+    );
+    // a model in the other catalog is refused at its name: efmesh builds in the default one
+    std::fs::write(
+        p.path().join("models/elsewhere.sql"),
+        "MODEL (name side.mart.elsewhere, kind FULL);\nSELECT 1 AS x\n",
+    )
+    .unwrap();
+    let (code, diagnostics) = check_diagnostics(p.path());
+    assert_eq!(code, Some(1), "{diagnostics:?}");
+    let d = diagnostics
+        .iter()
+        .find(|d| d["code"] == "invalid-name")
+        .unwrap_or_else(|| panic!("{diagnostics:?}"));
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("catalog `side` is not the gateway's default catalog `warehouse`"),
+        "{d}"
+    );
 }

@@ -611,7 +611,11 @@ fn interpret(
                         Some(c) => crate::sql::catalog::strip(&n, c),
                         None => n,
                     };
-                    if let Some(reason) = crate::naming::name_problem(&n) {
+                    if let Some(mut reason) = crate::naming::name_problem(&n) {
+                        let parts: Vec<&str> = n.split('.').collect();
+                        if let (Some(c), [other, _, _]) = (&env.catalog, parts.as_slice()) {
+                            reason = format!("its catalog `{other}` is not the gateway's default catalog `{c}`, where efmesh builds every model; name it `schema.table` (or `{c}.schema.table`)");
+                        }
                         return Err(Diagnostic::at(
                             Problem::InvalidName { name: n, reason },
                             v.location(),
