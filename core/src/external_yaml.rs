@@ -110,6 +110,8 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Model>, Diagnostic> {
             columns: Some(columns),
             audits: vec![],
             description: e.description,
+            column_descriptions: vec![],
+            projection_comments: vec![],
             owner: None,
             tags: vec![],
             depends_on: vec![],

@@ -9,7 +9,8 @@
 //! `tests/sqlmesh-time-columns` keeps days as text and integers, with and without a format;
 //! `tests/sqlmesh-naming` names models after their paths (`model_naming`) and sets the
 //! project's `time_column_format`; `tests/sqlmesh-environment-statements` runs `before_all`
-//! and `after_all`; `tests/sqlmesh-catalogs` builds in the first of two DuckDB catalogs.
+//! and `after_all`; `tests/sqlmesh-catalogs` builds in the first of two DuckDB catalogs;
+//! `tests/sqlmesh-comments` documents tables and columns.
 
 mod common;
 use common::*;
@@ -1125,6 +1126,72 @@ fn catalogs_attach_every_database_and_build_in_the_first_as_sqlmesh_does() {
             .as_str()
             .unwrap()
             .contains("catalog `side` is not the gateway's default catalog `warehouse`"),
+        "{d}"
+    );
+}
+
+#[test]
+fn descriptions_become_table_view_and_column_comments_as_sqlmesh_writes_them() {
+    let p = fixture("sqlmesh-comments");
+    let (code, diagnostics) = check_diagnostics(p.path());
+    assert_eq!(code, Some(0), "{diagnostics:?}");
+    ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
+    // the comments SQLMesh 0.236.4 left on the views: `description`, else the comment before
+    // the MODEL block; `column_descriptions`, else the comments at the SELECT's items
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT view_name, comment FROM duckdb_views() WHERE schema_name = 'mart' ORDER BY ALL"
+        ),
+        [
+            "a,\"Orders, one row per order\"",
+            "b,\"The b model, described by a leading comment\"",
+            "c,C"
+        ]
+    );
+    let column_comments = "SELECT table_name, column_name, comment FROM duckdb_columns() WHERE schema_name = 'mart' AND comment IS NOT NULL ORDER BY ALL";
+    assert_eq!(
+        rows(p.path(), "prod", column_comments),
+        [
+            "a,id,The order id",
+            "a,total,What was paid",
+            "b,id,the id again",
+            "c,total,declared"
+        ]
+    );
+    // and on the physical tables (and the VIEW model's physical view), as SQLMesh does
+    let physical = rows(
+        p.path(),
+        "prod",
+        "SELECT count(*) FROM duckdb_columns() WHERE schema_name = '_efmesh' AND comment IS NOT NULL",
+    );
+    assert_eq!(physical, ["4"]);
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = '_efmesh' AND comment IS NOT NULL"
+        ),
+        ["2"]
+    );
+    // a description of a column the model does not return is refused at check
+    std::fs::write(
+        p.path().join("models/c.sql"),
+        "MODEL (name mart.c, kind FULL, column_descriptions (totl = 'typo'));\nSELECT id, total FROM mart.a\n",
+    )
+    .unwrap();
+    let (code, diagnostics) = check_diagnostics(p.path());
+    assert_eq!(code, Some(1), "{diagnostics:?}");
+    let d = diagnostics
+        .iter()
+        .find(|d| d["code"] == "unknown-column")
+        .unwrap_or_else(|| panic!("{diagnostics:?}"));
+    assert!(
+        d["help"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `total`?"),
         "{d}"
     );
 }

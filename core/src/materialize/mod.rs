@@ -6,6 +6,7 @@
 //! rows returns its cleanup separately ([`Write::cleanup`]), so audits can read the staged
 //! rows before they are dropped.
 
+pub mod comments;
 pub mod evolve;
 pub mod full;
 mod keys;

@@ -8,7 +8,13 @@ use std::collections::{BTreeSet, HashMap};
 /// The statements (one transaction) that make `plan.env`'s views point at the physics the
 /// plan pins (`names`: model → qualified physical relation): create or replace the view of
 /// every changed model, drop the view of a removed one or of one that no longer has physics.
-pub fn swap(d: &dyn SqlDialect, plan: &Plan, names: &HashMap<String, String>) -> Vec<String> {
+/// `comments` gives the statements that document a (re)created view: (model, view) to SQL.
+pub fn swap(
+    d: &dyn SqlDialect,
+    plan: &Plan,
+    names: &HashMap<String, String>,
+    comments: &dyn Fn(&str, &str) -> Vec<String>,
+) -> Vec<String> {
     let mut statements = vec![];
     let mut schemas = BTreeSet::new();
     for a in &plan.actions {
@@ -28,6 +34,7 @@ pub fn swap(d: &dyn SqlDialect, plan: &Plan, names: &HashMap<String, String>) ->
                 }
                 statements
                     .push(d.replace_view(&view, &format!("SELECT * FROM {}", names[&a.model])));
+                statements.extend(comments(&a.model, &view));
             }
             // a version without physics (EMBEDDED, EXTERNAL) has no view; drop one an older
             // version of it may have left

@@ -108,7 +108,7 @@ fn promotion_swaps_only_what_changed() {
         })
         .collect();
     assert_eq!(
-        promotion::swap(&DuckDb, &plan, &names),
+        promotion::swap(&DuckDb, &plan, &names, &|_, _| vec![]),
         [
             "CREATE SCHEMA IF NOT EXISTS dev__s",
             "CREATE OR REPLACE VIEW dev__s.a AS SELECT * FROM _efmesh.s__a",

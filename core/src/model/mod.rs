@@ -5,6 +5,7 @@
 //! when the project is assembled.
 
 pub mod block;
+pub mod comments;
 pub mod defaults;
 pub mod kind;
 pub mod maintenance;
@@ -115,8 +116,17 @@ pub struct Model {
     pub columns: Option<Vec<ColumnDef>>,
     /// The audits to run on the model's data, in the order written.
     pub audits: Vec<AuditCall>,
-    /// Free text for people; never fingerprinted.
+    /// Free text for people; never fingerprinted. Written as the comment of the model's table
+    /// and views. From `description`, or else (as SQLMesh reads it) the comment before the
+    /// MODEL block.
     pub description: Option<String>,
+    /// `column_descriptions (col = 'text', ...)`: written as column comments; never
+    /// fingerprinted.
+    pub column_descriptions: Vec<(String, String)>,
+    /// The comment written at each of the outer SELECT's items (by position), which SQLMesh
+    /// registers as the column's comment when `column_descriptions` is not declared. Empty
+    /// when the items cannot be matched to output columns (a `*`).
+    pub projection_comments: Vec<(usize, String)>,
     /// Who answers for the model; never fingerprinted.
     pub owner: Option<String>,
     /// Labels for grouping and selection; never fingerprinted.
@@ -224,6 +234,7 @@ pub const KNOWN_PROPERTIES: &[&str] = &[
     "columns",
     "audits",
     "description",
+    "column_descriptions",
     "owner",
     "tags",
     "depends_on",
@@ -273,10 +284,6 @@ const IGNORED_PROPERTIES: &[(&str, &str)] = &[
     ("formatting", "formatting changes no table"),
     ("project", "efmesh reads one project"),
     ("cron_tz", "efmesh's crons are in UTC"),
-    (
-        "column_descriptions",
-        "column descriptions are documentation; efmesh writes no column comments",
-    ),
     (
         "references",
         "used by SQLMesh's metrics, which efmesh does not have",
@@ -346,6 +353,13 @@ pub fn parse_model_file(
         return (None, diags);
     };
     model.defines_audits = audits_at.is_some();
+    // the comments SQLMesh reads as documentation (efmesh's own projects declare it)
+    if env.sqlmesh {
+        if model.description.is_none() {
+            model.description = comments::leading(&tokens);
+        }
+        model.projection_comments = comments::projections(rest);
+    }
     if let Some(p) = notes.on_destructive_change {
         model.policy.on_destructive_change = p;
     }
@@ -505,6 +519,8 @@ fn interpret(
         columns: None,
         audits: vec![],
         description: None,
+        column_descriptions: vec![],
+        projection_comments: vec![],
         owner: None,
         tags: vec![],
         depends_on: vec![],
@@ -662,6 +678,24 @@ fn interpret(
                 "columns" => m.columns = Some(parse_columns(&v)?),
                 "audits" => m.audits = parse_audits(&v)?,
                 "description" => m.description = Some(v.text()?),
+                "column_descriptions" => {
+                    let mut out = vec![];
+                    for item in v.items()? {
+                        match item.terms.as_slice() {
+                            [c, eq, text]
+                                if matches!(&eq.kind, block::TermKind::Op(o) if o == "=")
+                                    && matches!(text.kind, block::TermKind::Str(_)) =>
+                            {
+                                let (Some(c), Some(t)) = (c.ident(), text.scalar()) else {
+                                    return Err(v.invalid("(column = 'text', ...)"));
+                                };
+                                out.push((c.to_ascii_lowercase(), t.to_string()));
+                            }
+                            _ => return Err(v.invalid("(column = 'text', ...)")),
+                        }
+                    }
+                    m.column_descriptions = out;
+                }
                 "owner" => m.owner = Some(v.text()?),
                 "tags" => m.tags = v.text_list()?,
                 "depends_on" => {

@@ -51,6 +51,7 @@ pub fn load_parsed(
         sqlmesh,
         &mut diags,
     );
+    check_column_descriptions(&models, &columns, &mut diags);
     let fingerprints = fingerprints(&models, &dag, &seeds.hashes);
 
     diagnostic::sort(&mut diags);
@@ -328,6 +329,34 @@ fn resolve_references(
         }
     }
     parents
+}
+
+/// `column_descriptions` may only describe columns the model returns (when they are known),
+/// so a typo is caught here and not by the engine's `COMMENT ON COLUMN` mid-apply.
+fn check_column_descriptions(
+    models: &[Model],
+    columns: &[Option<Vec<String>>],
+    diags: &mut Vec<Diagnostic>,
+) {
+    for (m, out) in models.iter().zip(columns) {
+        let Some(out) = out else { continue };
+        for (c, _) in &m.column_descriptions {
+            if !out.contains(c) {
+                diags.push(Diagnostic::at(
+                    Problem::UnknownColumn {
+                        column: c.clone(),
+                        source_desc: format!(
+                            "the output of `{}` (its `column_descriptions`)",
+                            m.name
+                        ),
+                        available: out.clone(),
+                        suggestion: crate::suggest::closest(c, out.iter().map(String::as_str)),
+                    },
+                    m.name_location.clone(),
+                ));
+            }
+        }
+    }
 }
 
 /// Phase 6: the DAG, or the cycle as a path that starts at its smallest name (so the message

@@ -365,7 +365,22 @@ pub fn apply_plan(
     }
 
     // swap the environment's views in one transaction
-    let statements = materialize::promotion::swap(engine.dialect(), plan, &names);
+    let d = engine.dialect();
+    let comments = |model: &str, view: &str| -> Vec<String> {
+        let Some(i) = project.index_of(model) else {
+            return vec![];
+        };
+        let m = &project.models[i];
+        let columns = materialize::comments::column_descriptions(m, project.columns[i].as_deref());
+        materialize::comments::statements(
+            d,
+            view,
+            materialize::RelationKind::View,
+            m.description.as_deref(),
+            &columns,
+        )
+    };
+    let statements = materialize::promotion::swap(d, plan, &names, &comments);
     if !statements.is_empty() {
         engine.transaction(&format!("promoting to {}", plan.env), &statements)?;
     }

@@ -138,6 +138,29 @@ pub(crate) fn model(
             }
             Err(WriteError::Engine(other)) => return Err(Error::Engine(other)),
         }
+        // the model's documentation on its physics, as SQLMesh registers it
+        if m.target == efmesh_core::model::Target::Table {
+            let kind = match m.kind {
+                efmesh_core::model::Kind::View {
+                    materialized: false,
+                } => efmesh_core::materialize::RelationKind::View,
+                _ => efmesh_core::materialize::RelationKind::Table,
+            };
+            let columns = efmesh_core::materialize::comments::column_descriptions(
+                m,
+                project.columns[i].as_deref(),
+            );
+            let sql = efmesh_core::materialize::comments::statements(
+                d,
+                physical,
+                kind,
+                m.description.as_deref(),
+                &columns,
+            );
+            if !sql.is_empty() {
+                engine.transaction(&format!("commenting {}", a.model), &sql)?;
+            }
+        }
         // the apply's clock, which a FULL model's cron is measured from
         state.mark_built(pfp, &a.model, &a.kind, now)?;
         metrics.snapshots_built.with_label_values(&labels).inc();

@@ -1,0 +1,5 @@
+MODEL (name mart.c, kind FULL, description 'C', column_descriptions (total = 'declared'));
+SELECT
+  id, -- not ignored
+  total
+FROM mart.a
