@@ -295,6 +295,17 @@ pub enum Problem {
         /// The declared columns.
         declared: Vec<String>,
     },
+    /// In a SQLMesh project, a seed file's column that `columns` does not declare: left out of
+    /// the table, as SQLMesh leaves it out.
+    #[error("seed file `{path}` has column `{column}`, which `columns` does not declare; it is not loaded, as in SQLMesh")]
+    SeedColumnLeftOut {
+        /// The seed's path, relative to the project root.
+        path: String,
+        /// The file's column, as written.
+        column: String,
+        /// The declared columns.
+        declared: Vec<String>,
+    },
     /// `external_models.yaml` is not valid YAML, has an unknown key, or maps a column to something
     /// other than a type string.
     #[error("invalid external_models.yaml: {message}")]
@@ -539,6 +550,7 @@ impl Problem {
             }
             | Problem::FallbackParse { .. }
             | Problem::UndeclaredExternal { .. }
+            | Problem::SeedColumnLeftOut { .. }
             | Problem::ColumnsUnchecked { .. }
             | Problem::ColumnsNotInferable { .. } => Severity::Warning,
             _ => Severity::Error,
@@ -583,6 +595,7 @@ impl Problem {
             Problem::SeedMalformed { .. } => "seed-malformed",
             Problem::SeedColumnMissing { .. } => "seed-column-missing",
             Problem::SeedColumnExtra { .. } => "seed-column-extra",
+            Problem::SeedColumnLeftOut { .. } => "seed-column-left-out",
             Problem::ExternalYaml { .. } => "external-yaml",
             Problem::FallbackParse { .. } => "fallback-parse",
             Problem::UnknownReference { .. } => "unknown-reference",
@@ -652,6 +665,7 @@ impl Problem {
             Problem::SeedMalformed { .. } => Some("a `.json` seed is one array of objects, a `.jsonl` or `.ndjson` seed one object per line; any other file is read as CSV with a header row".into()),
             Problem::SeedColumnMissing { found, .. } => Some(format!("the file's columns: {}; add the column to the file or remove it from `columns`", found.join(", "))),
             Problem::SeedColumnExtra { declared, .. } => Some(format!("declared: {}; declare it in `columns` or remove it from the file", declared.join(", "))),
+            Problem::SeedColumnLeftOut { declared, .. } => Some(format!("declared: {}; declare it in `columns` to load it", declared.join(", "))),
             Problem::ExternalYaml { .. } => Some("each entry needs `name: schema.table` and `columns: {column: type}`".into()),
             Problem::FallbackParse { parser_error } => Some(format!("the model still plans; declare `columns` to keep its output checked (parser said: {parser_error})")),
             Problem::UndeclaredExternal { suggestion, .. } => Some(match suggestion {

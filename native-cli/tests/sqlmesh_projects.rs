@@ -10,7 +10,8 @@
 //! `tests/sqlmesh-naming` names models after their paths (`model_naming`) and sets the
 //! project's `time_column_format`; `tests/sqlmesh-environment-statements` runs `before_all`
 //! and `after_all`; `tests/sqlmesh-catalogs` builds in the first of two DuckDB catalogs;
-//! `tests/sqlmesh-comments` documents tables and columns.
+//! `tests/sqlmesh-comments` documents tables and columns; `tests/sqlmesh-seed-columns` has a
+//! seed file with a column its models do not declare.
 
 mod common;
 use common::*;
@@ -1193,5 +1194,47 @@ fn descriptions_become_table_view_and_column_comments_as_sqlmesh_writes_them() {
             .unwrap()
             .contains("did you mean `total`?"),
         "{d}"
+    );
+}
+
+#[test]
+fn a_seed_column_the_model_does_not_declare_is_left_out_as_in_sqlmesh() {
+    let p = fixture("sqlmesh-seed-columns");
+    let (code, diagnostics) = check_diagnostics(p.path());
+    assert_eq!(code, Some(0), "{diagnostics:?}");
+    let left_out: Vec<&serde_json::Value> = diagnostics
+        .iter()
+        .filter(|d| d["code"] == "seed-column-left-out")
+        .collect();
+    assert_eq!(left_out.len(), 2, "one per model: {diagnostics:?}");
+    assert_eq!(left_out[0]["severity"], "warning");
+    ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
+    // as SQLMesh 0.236.4 loaded them: the declared columns, in the declared order
+    let described = |t: &str| {
+        rows(
+            p.path(),
+            "prod",
+            &format!("SELECT column_name || ' ' || data_type FROM information_schema.columns WHERE table_schema = 'raw' AND table_name = '{t}' ORDER BY ordinal_position"),
+        )
+    };
+    assert_eq!(described("s"), ["id INTEGER", "name VARCHAR"]);
+    assert_eq!(described("t"), ["name VARCHAR", "id INTEGER"]);
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM raw.t ORDER BY ALL"),
+        ["a,1", "b,2"]
+    );
+    // a declared column the file lacks stays an error, at check (SQLMesh fails at apply)
+    std::fs::write(
+        p.path().join("models/u.sql"),
+        "MODEL (name raw.u, kind SEED (path '../seeds/s.csv'), columns (id INT, missing TEXT));\n",
+    )
+    .unwrap();
+    let (code, diagnostics) = check_diagnostics(p.path());
+    assert_eq!(code, Some(1), "{diagnostics:?}");
+    assert!(
+        diagnostics
+            .iter()
+            .any(|d| d["code"] == "seed-column-missing"),
+        "{diagnostics:?}"
     );
 }

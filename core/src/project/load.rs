@@ -234,6 +234,19 @@ fn read_seeds(
                     diags.extend(
                         seed::check_columns(&p, &file_columns, declared)
                             .into_iter()
+                            // SQLMesh loads the declared columns and leaves the rest out
+                            .map(|pr| match pr {
+                                Problem::SeedColumnExtra {
+                                    path,
+                                    column,
+                                    declared,
+                                } if pandas => Problem::SeedColumnLeftOut {
+                                    path,
+                                    column,
+                                    declared,
+                                },
+                                other => other,
+                            })
                             .map(|pr| Diagnostic::at(pr, m.name_location.clone())),
                     );
                 }

@@ -1,0 +1,1 @@
+MODEL (name raw.t, kind SEED (path '../seeds/s.csv'), columns (name TEXT, id INT));
