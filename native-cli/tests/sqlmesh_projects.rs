@@ -63,6 +63,24 @@ fn check_diagnostics(dir: &Path) -> (Option<i32>, Vec<serde_json::Value>) {
     )
 }
 
+/// `efmesh check` on `dir` must pass: its diagnostics (warnings only).
+fn checks(dir: &Path) -> Vec<serde_json::Value> {
+    let (code, diagnostics) = check_diagnostics(dir);
+    assert_eq!(code, Some(0), "{diagnostics:?}");
+    diagnostics
+}
+
+/// `efmesh check` on `dir` must fail: its first diagnostic with `code`.
+fn refused(dir: &Path, code: &str) -> serde_json::Value {
+    let (exit, diagnostics) = check_diagnostics(dir);
+    assert_eq!(exit, Some(1), "{diagnostics:?}");
+    diagnostics
+        .iter()
+        .find(|d| d["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} in {diagnostics:?}"))
+        .clone()
+}
+
 /// The clock of every apply: the day after the init template's `start`.
 const NOW: &str = "2026-12-04T00:00:00Z";
 
@@ -951,8 +969,7 @@ fn time_columns_of_text_and_integer_type_keep_the_rows_sqlmesh_keeps() {
 #[test]
 fn model_naming_names_models_after_their_paths_as_sqlmesh_does() {
     let p = fixture("sqlmesh-naming");
-    let (code, diagnostics) = check_diagnostics(p.path());
-    assert_eq!(code, Some(0), "{diagnostics:?}");
+    checks(p.path());
     ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
     // as SQLMesh 0.236.4 built them: a file without MODEL block is a VIEW named after its path,
     // a MODEL block without `name` is named the same way, a declared name wins; `by_day`
@@ -991,12 +1008,7 @@ fn model_naming_names_models_after_their_paths_as_sqlmesh_does() {
 
     // a file whose path gives no `schema.table` is refused where it is, saying what to do
     std::fs::write(p.path().join("models/loose.sql"), "SELECT 1 AS x\n").unwrap();
-    let (code, diagnostics) = check_diagnostics(p.path());
-    assert_eq!(code, Some(1), "{diagnostics:?}");
-    let d = diagnostics
-        .iter()
-        .find(|d| d["code"] == "invalid-name")
-        .unwrap_or_else(|| panic!("{diagnostics:?}"));
+    let d = refused(p.path(), "invalid-name");
     assert_eq!(d["location"]["file"], "models/loose.sql", "{d}");
     assert!(
         d["message"]
@@ -1010,8 +1022,7 @@ fn model_naming_names_models_after_their_paths_as_sqlmesh_does() {
 #[test]
 fn before_all_and_after_all_run_around_every_apply_as_in_sqlmesh() {
     let p = fixture("sqlmesh-environment-statements");
-    let (code, diagnostics) = check_diagnostics(p.path());
-    assert_eq!(code, Some(0), "{diagnostics:?}");
+    checks(p.path());
     ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
     // as SQLMesh 0.236.4 left them: before_all created what the model reads, after_all wrote
     // its rows with @this_env, @runtime_stage and a variable, and the @IF for prod only
@@ -1081,8 +1092,7 @@ fn before_all_and_after_all_run_around_every_apply_as_in_sqlmesh() {
 #[test]
 fn catalogs_attach_every_database_and_build_in_the_first_as_sqlmesh_does() {
     let p = fixture("sqlmesh-catalogs");
-    let (code, diagnostics) = check_diagnostics(p.path());
-    assert_eq!(code, Some(0), "{diagnostics:?}");
+    checks(p.path());
     ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
     // as SQLMesh 0.236.4 built them: the views live in the first catalog's file, a name
     // qualified with it is the same model, and the second catalog is read by its name
@@ -1116,12 +1126,7 @@ fn catalogs_attach_every_database_and_build_in_the_first_as_sqlmesh_does() {
         "MODEL (name side.mart.elsewhere, kind FULL);\nSELECT 1 AS x\n",
     )
     .unwrap();
-    let (code, diagnostics) = check_diagnostics(p.path());
-    assert_eq!(code, Some(1), "{diagnostics:?}");
-    let d = diagnostics
-        .iter()
-        .find(|d| d["code"] == "invalid-name")
-        .unwrap_or_else(|| panic!("{diagnostics:?}"));
+    let d = refused(p.path(), "invalid-name");
     assert!(
         d["message"]
             .as_str()
@@ -1134,8 +1139,7 @@ fn catalogs_attach_every_database_and_build_in_the_first_as_sqlmesh_does() {
 #[test]
 fn descriptions_become_table_view_and_column_comments_as_sqlmesh_writes_them() {
     let p = fixture("sqlmesh-comments");
-    let (code, diagnostics) = check_diagnostics(p.path());
-    assert_eq!(code, Some(0), "{diagnostics:?}");
+    checks(p.path());
     ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
     // the comments SQLMesh 0.236.4 left on the views: `description`, else the comment before
     // the MODEL block; `column_descriptions`, else the comments at the SELECT's items
@@ -1182,12 +1186,7 @@ fn descriptions_become_table_view_and_column_comments_as_sqlmesh_writes_them() {
         "MODEL (name mart.c, kind FULL, column_descriptions (totl = 'typo'));\nSELECT id, total FROM mart.a\n",
     )
     .unwrap();
-    let (code, diagnostics) = check_diagnostics(p.path());
-    assert_eq!(code, Some(1), "{diagnostics:?}");
-    let d = diagnostics
-        .iter()
-        .find(|d| d["code"] == "unknown-column")
-        .unwrap_or_else(|| panic!("{diagnostics:?}"));
+    let d = refused(p.path(), "unknown-column");
     assert!(
         d["help"]
             .as_str()
@@ -1200,8 +1199,7 @@ fn descriptions_become_table_view_and_column_comments_as_sqlmesh_writes_them() {
 #[test]
 fn a_seed_column_the_model_does_not_declare_is_left_out_as_in_sqlmesh() {
     let p = fixture("sqlmesh-seed-columns");
-    let (code, diagnostics) = check_diagnostics(p.path());
-    assert_eq!(code, Some(0), "{diagnostics:?}");
+    let diagnostics = checks(p.path());
     let left_out: Vec<&serde_json::Value> = diagnostics
         .iter()
         .filter(|d| d["code"] == "seed-column-left-out")
