@@ -92,7 +92,11 @@ pub fn render(
             .map_err(|d| at(format!("`{}` is not SQL: {}", s.sql, d.problem)))?;
         let expanded = macro_lang::expand(&tokens, &env, file, false).map_err(|d| {
             let why = d.first().map(|d| d.problem.to_string()).unwrap_or_default();
-            at(format!("`{}`: {why}", s.sql))
+            at(format!(
+                "`{}`: {why}; {} renders the project's variables, @this_env, @schemas, @views, @runtime_stage and the built-in macros (a Python macro from macros/ is not run)",
+                s.sql,
+                stage.key()
+            ))
         })?;
         if let Some(w) = expanded
             .windows(2)
