@@ -134,6 +134,13 @@ pub enum Problem {
         /// The Jinja marker found first.
         what: String,
     },
+    /// A `JINJA_QUERY_BEGIN` block that does not render: a Jinja syntax or runtime error, or
+    /// markers out of place.
+    #[error("the Jinja query does not render: {message}")]
+    JinjaTemplate {
+        /// What minijinja (or the block's shape) says.
+        message: String,
+    },
     /// A SQLMesh property or kind parameter efmesh reads but does not act on; only a warning, so
     /// SQLMesh projects still load.
     #[error("property `{name}` is ignored by efmesh")]
@@ -574,6 +581,7 @@ impl Problem {
             Problem::UnknownSqlmeshProperty { .. } => "unknown-sqlmesh-property",
             Problem::ForeignDialect { .. } => "foreign-dialect",
             Problem::Jinja { .. } => "jinja",
+            Problem::JinjaTemplate { .. } => "jinja-template",
             Problem::IgnoredProperty { .. } => "ignored-property",
             Problem::DuplicateProperty { .. } => "duplicate-property",
             Problem::MissingName => "missing-name",

@@ -11,7 +11,8 @@
 //! project's `time_column_format`; `tests/sqlmesh-environment-statements` runs `before_all`
 //! and `after_all`; `tests/sqlmesh-catalogs` builds in the first of two DuckDB catalogs;
 //! `tests/sqlmesh-comments` documents tables and columns; `tests/sqlmesh-seed-columns` has a
-//! seed file with a column its models do not declare.
+//! seed file with a column its models do not declare; `tests/sqlmesh-jinja` has Jinja queries
+//! and a Jinja macro file.
 
 mod common;
 use common::*;
@@ -310,8 +311,8 @@ fn what_efmesh_cannot_run_is_named_with_what_to_do() {
         "{v}"
     );
 
-    // Jinja, in a model's query, a macro file or an audit, is refused at its marker; the
-    // model's children still resolve it, so nothing cascades
+    // a Jinja query and a Jinja macro file are rendered; Jinja in an audit is refused at its
+    // marker, and nothing cascades
     let p = fixture("sqlmesh-init");
     let files = [
         (
@@ -352,20 +353,10 @@ fn what_efmesh_cannot_run_is_named_with_what_to_do() {
         .collect();
     assert_eq!(
         errors,
-        [
-            (
-                "audits/templated.sql:2".to_string(),
-                "Jinja templating (`{{`) is not supported by efmesh"
-            ),
-            (
-                "macros/helpers.sql:2".to_string(),
-                "Jinja templating (`{%`) is not supported by efmesh"
-            ),
-            (
-                "models/templated.sql:3".to_string(),
-                "Jinja templating (`JINJA_QUERY_BEGIN`) is not supported by efmesh"
-            ),
-        ],
+        [(
+            "audits/templated.sql:2".to_string(),
+            "Jinja templating (`{{`) is not supported by efmesh"
+        ),],
         "{diagnostics:?}"
     );
 
@@ -1234,5 +1225,57 @@ fn a_seed_column_the_model_does_not_declare_is_left_out_as_in_sqlmesh() {
             .iter()
             .any(|d| d["code"] == "seed-column-missing"),
         "{diagnostics:?}"
+    );
+}
+
+#[test]
+fn jinja_queries_render_with_macros_variables_and_each_batchs_range_as_in_sqlmesh() {
+    let p = fixture("sqlmesh-jinja");
+    checks(p.path());
+    ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
+    // as SQLMesh 0.236.4 built them: a `{% macro %}` from macros/, var() with and without a
+    // default, a loop, a Jinja comment; and per batch its own start_ds/end_ds
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM m.jinja_full ORDER BY ALL"),
+        ["2,40,eu,a,b", "3,60,eu,a,b", "4,80,eu,a,b"]
+    );
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM m.jinja_incr ORDER BY ALL"),
+        ["2,2020-01-01,2020-01-01", "3,2020-01-03,2020-01-03"]
+    );
+    // a changed variable is a changed model
+    let config = std::fs::read_to_string(p.path().join("config.yaml")).unwrap();
+    std::fs::write(
+        p.path().join("config.yaml"),
+        config.replace("region: eu", "region: us"),
+    )
+    .unwrap();
+    ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT DISTINCT region FROM m.jinja_full"),
+        ["us"]
+    );
+    // a template that does not render is refused at check, at its line in the model file
+    std::fs::write(
+        p.path().join("models/jinja_full.sql"),
+        "MODEL (name m.jinja_full, kind FULL);\nJINJA_QUERY_BEGIN;\nSELECT\n  {{ id }\nFROM raw.events\nJINJA_END;\n",
+    )
+    .unwrap();
+    let d = refused(p.path(), "jinja-template");
+    assert_eq!(d["location"]["file"], "models/jinja_full.sql", "{d}");
+    assert_eq!(d["location"]["line"], 4, "{d}");
+    // a time variable inside a longer string cannot follow each batch, and says so
+    std::fs::write(
+        p.path().join("models/jinja_full.sql"),
+        "MODEL (name m.jinja_full, kind FULL);\nJINJA_QUERY_BEGIN;\nSELECT '{{ start_ds }} 00:00' AS s\nJINJA_END;\n",
+    )
+    .unwrap();
+    let d = refused(p.path(), "jinja-template");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("inside a longer string"),
+        "{d}"
     );
 }

@@ -314,6 +314,31 @@ pub fn parse_model_file(
     dialect: Dialect,
     env: &ParseEnv,
 ) -> (Option<Model>, Vec<Diagnostic>) {
+    // a SQLMesh Jinja query is rendered in place first; the rendered file is parsed as any other
+    if env.sqlmesh {
+        let jinja = sql::jinja::JinjaEnv {
+            variables: &env.macros.jinja_variables,
+            macros: &env.macros.jinja_macros,
+            gateway: env.gateway.as_deref(),
+        };
+        match sql::jinja::render_query_block(file, text, &jinja) {
+            Some(Ok(rendered)) if !rendered.to_ascii_uppercase().contains("JINJA_QUERY_BEGIN") => {
+                return parse_model_file(file, &rendered, dialect, env)
+            }
+            Some(Ok(_)) => {
+                let d = Diagnostic::at(
+                    Problem::JinjaTemplate {
+                        message: "a model file holds one `JINJA_QUERY_BEGIN; ... JINJA_END;` block"
+                            .into(),
+                    },
+                    Location::file_only(file),
+                );
+                return (None, vec![d]);
+            }
+            Some(Err(d)) => return (None, vec![d]),
+            None => {}
+        }
+    }
     let mut diags = vec![];
     let tokens = match sql::tokenize(file, text, dialect) {
         Ok(t) => t,

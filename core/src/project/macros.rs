@@ -28,10 +28,18 @@ pub fn macro_env(sources: &ProjectSources) -> (MacroEnv, Vec<Diagnostic>) {
     for (name, v) in &sources.config.variables {
         env.variables.insert(name.clone(), value_of_json(v));
     }
+    env.jinja_variables = sources.config.variables.clone();
     let mut problems = vec![];
     let dialect = sources.config.dialect();
     for src in &sources.macros {
         match crate::sql::tokenize(&src.path, &src.text, dialect) {
+            // a SQLMesh project's `{% macro %}` files serve its Jinja queries
+            Ok(tokens)
+                if sources.config.is_sqlmesh() && crate::sql::jinja::find(&tokens).is_some() =>
+            {
+                env.jinja_macros.push_str(&src.text);
+                env.jinja_macros.push('\n');
+            }
             Ok(tokens) => {
                 if let Err(d) = macro_lang::parse_macro_file(&src.path, &tokens, &mut env) {
                     problems.extend(d);

@@ -1,14 +1,225 @@
-//! Finding Jinja in SQLMesh files, so that it is refused where it is written.
+//! Jinja in SQLMesh files.
 //!
-//! SQLMesh models may wrap their query in `JINJA_QUERY_BEGIN; ... JINJA_END;` (or statements in
-//! `JINJA_STATEMENT_BEGIN`), and projects keep `{% macro %}` files next to their `@DEF` ones.
-//! efmesh renders only SQLMesh's own macro language; read as SQL, a template either fails to
-//! parse or, worse, parses as something else (`{{ x }}` is a DuckDB struct-ish brace pair), so
-//! the first Jinja marker in a file is reported at its line instead.
+//! SQLMesh models may wrap their query in `JINJA_QUERY_BEGIN; ... JINJA_END;`, and projects keep
+//! `{% macro %}` files next to their `@DEF` ones. [`render_query_block`] renders such a query
+//! with minijinja before the file is parsed: `var()`, `gateway()`, the `{% macro %}`s of
+//! `macros/`, and SQLMesh's time variables (`start_ds`, `end_ts`, ...) and `this_model`, which
+//! become efmesh's own macros (`'{{ start_ds }}'` is `@start_ds`), so each batch still renders
+//! its own range and the fingerprint is the rendered query. The rendered text takes the
+//! template's place line for line where it can, so `check` points near the source.
+//!
+//! Jinja anywhere else (`JINJA_STATEMENT_BEGIN`, a bare `{{ }}` in a query, an audit) is read
+//! as SQL by SQLMesh too, or not at all: read as SQL, a template either fails to parse or,
+//! worse, parses as something else, so its first marker is reported at its line instead.
 
 use crate::diagnostic::{Diagnostic, Problem};
 use crate::location::Location;
 use sqlparser::tokenizer::{Span, Token, TokenWithSpan};
+
+/// Where a marker ends: after it and the `;` that follows it (with whitespace between), if
+/// one does.
+fn after_semicolon(text: &str, from: usize) -> Option<usize> {
+    let rest = &text[from..];
+    let trimmed = rest.trim_start();
+    trimmed
+        .starts_with(';')
+        .then(|| from + (rest.len() - trimmed.len()) + 1)
+}
+
+/// The byte offset of `word` in `text` at or after `from`, as a whole word, case-insensitively.
+fn find_word(text: &str, word: &str, from: usize) -> Option<usize> {
+    let upper = text.to_ascii_uppercase();
+    let mut at = from;
+    while let Some(k) = upper[at..].find(word) {
+        let start = at + k;
+        let end = start + word.len();
+        let before = text[..start].chars().next_back();
+        let after = text[end..].chars().next();
+        let boundary = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        if boundary(before) && boundary(after) {
+            return Some(start);
+        }
+        at = end;
+    }
+    None
+}
+
+/// The text SQLMesh's time variables and `this_model` render to inside a template, turned into
+/// efmesh's macros afterwards.
+fn sentinel(name: &str) -> String {
+    format!("__efmesh_jinja_{name}__")
+}
+
+/// What a Jinja query is rendered with.
+pub struct JinjaEnv<'a> {
+    /// The project's variables, for `var('name'[, default])`.
+    pub variables: &'a std::collections::BTreeMap<String, serde_json::Value>,
+    /// The `{% macro %}` files of `macros/`, concatenated.
+    pub macros: &'a str,
+    /// The SQLMesh gateway, for `gateway()`.
+    pub gateway: Option<&'a str>,
+}
+
+/// `text` (model file `file`) with its `JINJA_QUERY_BEGIN; ... JINJA_END;` block rendered in
+/// place, or `None` when it has none. The rendered query keeps the template's lines (padded
+/// with empty lines when it is shorter), and the markers become spaces, so the MODEL block and
+/// the query's first lines keep their positions.
+pub fn render_query_block(
+    file: &str,
+    text: &str,
+    env: &JinjaEnv,
+) -> Option<Result<String, Diagnostic>> {
+    let begin = find_word(text, "JINJA_QUERY_BEGIN", 0)?;
+    let loc_at = |offset: usize| {
+        let line = text[..offset].matches('\n').count() as u64 + 1;
+        let col = text[..offset]
+            .rsplit('\n')
+            .next()
+            .map_or(0, |l| l.chars().count()) as u64
+            + 1;
+        Location::new(file, (line, col), (line, col + 1))
+    };
+    let fail = |offset: usize, message: String| {
+        Some(Err(Diagnostic::at(
+            Problem::JinjaTemplate { message },
+            loc_at(offset),
+        )))
+    };
+    let Some(body) = after_semicolon(text, begin + "JINJA_QUERY_BEGIN".len()) else {
+        return fail(begin, "`JINJA_QUERY_BEGIN` must be followed by `;`".into());
+    };
+    let Some(end) = find_word(text, "JINJA_END", body) else {
+        return fail(
+            begin,
+            "`JINJA_QUERY_BEGIN;` has no `JINJA_END;` after it".into(),
+        );
+    };
+    let Some(after) = after_semicolon(text, end + "JINJA_END".len()) else {
+        return fail(end, "`JINJA_END` must be followed by `;`".into());
+    };
+    let template = &text[body..end];
+    let rendered = match render(template, env) {
+        Ok(r) => r,
+        Err((line, message)) => {
+            // the template's line, counted in the file
+            let first = text[..body].matches('\n').count() as u64 + 1;
+            let line = first + line.saturating_sub(1) as u64;
+            return Some(Err(Diagnostic::at(
+                Problem::JinjaTemplate { message },
+                Location::new(file, (line, 1), (line, 2)),
+            )));
+        }
+    };
+    let rendered = match efmesh_macros(&rendered) {
+        Ok(r) => r,
+        Err(message) => return fail(body, message),
+    };
+    let spaces = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c == '\n' { '\n' } else { ' ' })
+            .collect()
+    };
+    let mut out = String::with_capacity(text.len() + rendered.len());
+    out.push_str(&text[..begin]);
+    out.push_str(&spaces(&text[begin..body]));
+    out.push_str(&rendered);
+    let missing = template
+        .matches('\n')
+        .count()
+        .saturating_sub(rendered.matches('\n').count());
+    out.extend(std::iter::repeat_n('\n', missing));
+    out.push_str(&spaces(&text[end..after]));
+    out.push_str(&text[after..]);
+    Some(Ok(out))
+}
+
+/// Render `template` with the project's macros prepended; an error carries the template's own
+/// line (1-based) when minijinja knows it.
+fn render(template: &str, env: &JinjaEnv) -> Result<String, (usize, String)> {
+    use minijinja::{Environment, Value};
+    let mut jinja = Environment::new();
+    jinja.set_keep_trailing_newline(true);
+    let variables = env.variables.clone();
+    jinja.add_function(
+        "var",
+        move |name: String, default: Option<Value>| -> Value {
+            match variables.get(&name.to_ascii_lowercase()) {
+                Some(v) => Value::from_serialize(v),
+                None => default.unwrap_or(Value::from(())),
+            }
+        },
+    );
+    let gateway = env.gateway.map(str::to_string);
+    jinja.add_function("gateway", move || -> Value {
+        Value::from(gateway.clone().unwrap_or_default())
+    });
+    for name in crate::time::TIME_MACROS
+        .iter()
+        .chain(&[crate::sql::macros::THIS_MODEL])
+    {
+        jinja.add_global(*name, sentinel(name));
+    }
+    // the macros end on the template's first line, so its lines keep their numbers
+    let macros = env.macros.trim_end();
+    let joined = if macros.is_empty() {
+        template.to_string()
+    } else {
+        format!("{macros}{{#- efmesh: the query begins here -#}}{template}")
+    };
+    let offset = if macros.is_empty() {
+        0
+    } else {
+        macros.matches('\n').count()
+    };
+    // whitespace control on the join strips the template's leading newlines: put them back
+    let leading: String = template.chars().take_while(|c| c.is_whitespace()).collect();
+    match jinja.render_str(&joined, ()) {
+        Ok(out) if macros.is_empty() => Ok(out),
+        Ok(out) => Ok(format!("{leading}{}", out.trim_start())),
+        Err(e) => {
+            let line = e.line().unwrap_or(1).saturating_sub(offset);
+            let mut message = e.kind().to_string();
+            if let Some(detail) = e.detail() {
+                message = format!("{message}: {detail}");
+            }
+            Err((line.max(1), message))
+        }
+    }
+}
+
+/// The rendered query with each time variable and `this_model` as efmesh's macro: `'...'`
+/// around one becomes the macro itself (which renders as a quoted literal, as SQLMesh's
+/// `'{{ start_ds }}'` does), a bare one the macro. One inside a longer string cannot be
+/// written as a macro and is refused.
+fn efmesh_macros(rendered: &str) -> Result<String, String> {
+    let mut out = rendered.to_string();
+    for name in crate::time::TIME_MACROS
+        .iter()
+        .chain(&[crate::sql::macros::THIS_MODEL])
+    {
+        let s = sentinel(name);
+        out = out.replace(&format!("'{s}'"), &format!("@{name}"));
+        out = out.replace(&format!("\"{s}\""), &format!("@{name}"));
+    }
+    // what is left is bare, or inside a longer string
+    for name in crate::time::TIME_MACROS
+        .iter()
+        .chain(&[crate::sql::macros::THIS_MODEL])
+    {
+        let s = sentinel(name);
+        if let Some(at) = out.find(&s) {
+            let line_start = out[..at].rfind('\n').map_or(0, |k| k + 1);
+            let quotes = out[line_start..at].matches('\'').count();
+            if quotes % 2 == 1 {
+                return Err(format!(
+                    "`{{{{ {name} }}}}` is inside a longer string literal, which efmesh cannot render per batch; write it alone in its quotes (`'{{{{ {name} }}}}'`) and concatenate, or use @{name}"
+                ));
+            }
+            out = out.replace(&s, &format!("@{name}"));
+        }
+    }
+    Ok(out)
+}
 
 /// The `jinja` error for a file whose tokens hold Jinja, at the first marker.
 pub fn refuse(file: &str, tokens: &[TokenWithSpan]) -> Option<Diagnostic> {
@@ -84,5 +295,85 @@ mod tests {
             None
         );
         assert_eq!(first("SELECT { 'a': 1 } -- {{ in a comment }}"), None);
+    }
+
+    fn jinja_env<'a>(
+        variables: &'a std::collections::BTreeMap<String, serde_json::Value>,
+        macros: &'a str,
+    ) -> JinjaEnv<'a> {
+        JinjaEnv {
+            variables,
+            macros,
+            gateway: Some("local"),
+        }
+    }
+
+    #[test]
+    fn a_jinja_query_renders_in_place_with_time_variables_as_efmesh_macros() {
+        let vars = std::collections::BTreeMap::from([("n".to_string(), serde_json::json!(3))]);
+        let text = "MODEL (name a.b);\nJINJA_QUERY_BEGIN;\nSELECT {{ twice('x') }} AS y,\n  {{ var('n') }} AS n, '{{ gateway() }}' AS g\n{% if true %}\nFROM t\n{% endif %}\nWHERE ds BETWEEN '{{ start_ds }}' AND '{{ end_ds }}' AND e < {{ end_epoch }}\nJINJA_END;\n";
+        let out = render_query_block(
+            "m.sql",
+            text,
+            &jinja_env(&vars, "{% macro twice(c) %}{{ c }} * 2{% endmacro %}\n"),
+        )
+        .unwrap()
+        .unwrap();
+        assert!(out.starts_with("MODEL (name a.b);\n"), "{out}");
+        assert!(
+            out.contains("SELECT x * 2 AS y,\n  3 AS n, 'local' AS g"),
+            "{out}"
+        );
+        assert!(
+            out.contains("WHERE ds BETWEEN @start_ds AND @end_ds AND e < @end_epoch"),
+            "{out}"
+        );
+        // the MODEL block and the lines of the query keep their numbers
+        assert_eq!(out.lines().count(), text.lines().count(), "{out}");
+        assert_eq!(
+            out.lines().nth(2),
+            text.lines().nth(2).map(|_| "SELECT x * 2 AS y,")
+        );
+        assert!(!out.contains("JINJA"), "{out}");
+        // no block, nothing to do
+        assert!(render_query_block(
+            "m.sql",
+            "MODEL (name a.b);\nSELECT 1",
+            &jinja_env(&vars, "")
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn a_template_that_does_not_render_is_located_in_the_file() {
+        let vars = Default::default();
+        let e = render_query_block(
+            "m.sql",
+            "MODEL (name a.b);\nJINJA_QUERY_BEGIN;\nSELECT 1,\n  {{ x }\nJINJA_END;",
+            &jinja_env(
+                &vars,
+                "{% macro m() %}1{% endmacro %}\n{% macro n() %}2{% endmacro %}\n",
+            ),
+        )
+        .unwrap()
+        .unwrap_err();
+        assert_eq!(e.problem.code(), "jinja-template");
+        assert_eq!(e.location.unwrap().line, 4);
+        let e = render_query_block(
+            "m.sql",
+            "MODEL (name a.b);\nJINJA_QUERY_BEGIN;\nSELECT 1",
+            &jinja_env(&vars, ""),
+        )
+        .unwrap()
+        .unwrap_err();
+        assert!(e.to_string().contains("JINJA_END"), "{e}");
+        let e = render_query_block(
+            "m.sql",
+            "MODEL (name a.b);\nJINJA_QUERY_BEGIN;\nSELECT '{{ start_ds }}T00' AS s\nJINJA_END;",
+            &jinja_env(&vars, ""),
+        )
+        .unwrap()
+        .unwrap_err();
+        assert!(e.to_string().contains("inside a longer string"), "{e}");
     }
 }

@@ -74,6 +74,10 @@ pub struct MacroEnv {
     /// known, for `@STAR`. `None` while the project's columns are not known yet: `@STAR` then
     /// stands in as `table.*`, and the loader parses the files that use it again once they are.
     pub relations: Option<BTreeMap<String, RelationColumns>>,
+    /// The `{% macro %}` files of `macros/`, concatenated, for Jinja queries.
+    pub jinja_macros: String,
+    /// The configuration's variables as written, for Jinja's `var()`.
+    pub jinja_variables: BTreeMap<String, serde_json::Value>,
 }
 
 /// A relation's columns in order, each with its declared type when known.

@@ -1,0 +1,1 @@
+{% macro double(col) %}{{ col }} * 2{% endmacro %}

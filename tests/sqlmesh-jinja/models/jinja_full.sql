@@ -1,0 +1,10 @@
+MODEL (name m.jinja_full, kind FULL);
+JINJA_QUERY_BEGIN;
+SELECT
+  id,
+  {{ double('amount') }} AS doubled,
+  '{{ var('region') }}' AS region
+  {% for c in ['a', 'b'] %}, '{{ c }}' AS col_{{ c }}{% endfor %}
+FROM raw.events {# a Jinja comment #}
+WHERE amount > {{ var('threshold', 0) }}
+JINJA_END;
