@@ -44,6 +44,14 @@ fn find_word(text: &str, word: &str, from: usize) -> Option<usize> {
     None
 }
 
+/// SQLMesh's Jinja variables that efmesh renders per batch: the time variables and
+/// `this_model`.
+fn jinja_names() -> impl Iterator<Item = &'static &'static str> {
+    crate::time::TIME_MACROS
+        .iter()
+        .chain(&[crate::sql::macros::THIS_MODEL])
+}
+
 /// The text SQLMesh's time variables and `this_model` render to inside a template, turned into
 /// efmesh's macros afterwards.
 fn sentinel(name: &str) -> String {
@@ -153,10 +161,7 @@ fn render(template: &str, env: &JinjaEnv) -> Result<String, (usize, String)> {
     jinja.add_function("gateway", move || -> Value {
         Value::from(gateway.clone().unwrap_or_default())
     });
-    for name in crate::time::TIME_MACROS
-        .iter()
-        .chain(&[crate::sql::macros::THIS_MODEL])
-    {
+    for name in jinja_names() {
         jinja.add_global(*name, sentinel(name));
     }
     // the macros end on the template's first line, so its lines keep their numbers
@@ -193,19 +198,13 @@ fn render(template: &str, env: &JinjaEnv) -> Result<String, (usize, String)> {
 /// written as a macro and is refused.
 fn efmesh_macros(rendered: &str) -> Result<String, String> {
     let mut out = rendered.to_string();
-    for name in crate::time::TIME_MACROS
-        .iter()
-        .chain(&[crate::sql::macros::THIS_MODEL])
-    {
+    for name in jinja_names() {
         let s = sentinel(name);
         out = out.replace(&format!("'{s}'"), &format!("@{name}"));
         out = out.replace(&format!("\"{s}\""), &format!("@{name}"));
     }
     // what is left is bare, or inside a longer string
-    for name in crate::time::TIME_MACROS
-        .iter()
-        .chain(&[crate::sql::macros::THIS_MODEL])
-    {
+    for name in jinja_names() {
         let s = sentinel(name);
         if let Some(at) = out.find(&s) {
             let line_start = out[..at].rfind('\n').map_or(0, |k| k + 1);
