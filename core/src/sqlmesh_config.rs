@@ -552,6 +552,8 @@ impl Reader<'_> {
                 }
                 "catalogs" => catalogs = self.catalogs(v),
                 "secrets" => self.secrets(v, cfg),
+                // an empty list registers nothing (`sqlmesh init` style configs write `[]`)
+                "filesystems" if v.as_sequence().is_some_and(|s| s.is_empty()) || v.is_null() => {}
                 "filesystems" => self.refused("filesystems", "SQLMesh registers them as Python fsspec file systems, which efmesh has not; reach object stores through `secrets` (DuckDB's httpfs)".into()),
                 k if CONNECTION_IGNORED.contains(&k) => self.ignored(k, "it changes no table".into()),
                 other => self.refused(other, "efmesh does not read this DuckDB connection option".into()),
@@ -1005,6 +1007,8 @@ mod tests {
             read("gateways:\n  g:\n    connection:\n      filesystems:\n        - {fs: s3}\n")
                 .unwrap_err();
         assert!(errors[0].to_string().contains("fsspec"), "{errors:?}");
+        // an empty list registers no file system, so it changes nothing
+        assert!(read("gateways:\n  g:\n    connection:\n      filesystems: []\n").is_ok());
     }
 
     #[test]
