@@ -20,8 +20,10 @@ from pathlib import Path
 
 import duckdb
 
-# database files, which `--fresh` leaves out of the scratch copies
-BUILT = re.compile(r"(\.duckdb|\.db|\.db\.wal|\.duckdb\.wal|\.sqlite)$")
+# DuckDB files: what the tools build in, and what `--fresh` leaves out of the copies (with their
+# write-ahead logs)
+DATABASE = re.compile(r"\.(duckdb|db)$")
+DATABASE_OR_WAL = re.compile(r"\.(duckdb|db)(\.wal)?$")
 SKIP_DIRS = {".cache", "logs", "target", ".git", "__pycache__", ".venv"}
 # schemas that hold each tool's own tables, not what an environment serves
 INTERNAL = re.compile(r"^(sqlmesh|sqlmesh__.*|_efmesh.*|information_schema|pg_catalog)$")
@@ -35,7 +37,7 @@ def copy_project(src: Path, to: Path, fresh: bool) -> None:
         rel = Path(root).relative_to(src)
         (to / rel).mkdir(parents=True, exist_ok=True)
         for f in files:
-            if not (fresh and BUILT.search(f)):
+            if not (fresh and DATABASE_OR_WAL.search(f)):
                 shutil.copy2(Path(root) / f, to / rel / f)
 
 
@@ -58,13 +60,7 @@ def first_error(text: str) -> str:
 
 
 def databases(d: Path):
-    return sorted(
-        p
-        for p in d.rglob("*")
-        if p.is_file()
-        and re.search(r"\.(duckdb|db)$", p.name)
-        and not p.name.endswith(".state.sqlite")
-    )
+    return sorted(p for p in d.rglob("*") if p.is_file() and DATABASE.search(p.name))
 
 
 def served_views(d: Path, export_dir: Path):
@@ -150,14 +146,12 @@ def compare(ours, theirs):
 def sqlmesh_tests(text: str):
     m = re.search(r"Ran `?(\d+)`? [Tt]ests?", text)
     ran = int(m.group(1)) if m else 0
-    f = re.search(r"failures=(\d+)", text)
-    e = re.search(r"errors=(\d+)", text)
-    failed = (int(f.group(1)) if f else 0) + (int(e.group(1)) if e else 0)
-    return ran, failed
+    # 0.236 ends with "**Failed tests (N):**" when some fail
+    f = re.search(r"Failed tests \((\d+)\)", text)
+    return ran, int(f.group(1)) if f else 0
 
 
 def one(project: Path, args, scratch: Path):
-    name = project.name
     report = {"project": str(project)}
     s_dir, e_dir = scratch / "sqlmesh", scratch / "efmesh"
     copy_project(project, s_dir, args.fresh)
