@@ -750,20 +750,8 @@ impl Config {
             cfg.model_defaults.owner = d.owner.as_ref().map(|o| o.get_ref().clone());
         }
         for (name, v) in &raw.variables {
-            let loc = byte_range_location(file, text, v.span());
-            match variable_value(v.get_ref()) {
-                Some(value) => {
-                    cfg.variables.insert(name.to_ascii_lowercase(), value);
-                }
-                None => cx.diags.push(Diagnostic::at(
-                    Problem::ConfigValue {
-                        key: format!("variables.{name}"),
-                        message: "a variable is a string, a number, a boolean, or a list of them"
-                            .into(),
-                    },
-                    loc,
-                )),
-            }
+            cfg.variables
+                .insert(name.to_ascii_lowercase(), variable_value(v.get_ref()));
         }
         if cx.diags.is_empty() {
             Ok(cfg)
@@ -773,26 +761,24 @@ impl Config {
     }
 }
 
-/// A `[variables]` value as the JSON the macro expander reads, if it is one a macro can use.
-fn variable_value(v: &toml::Value) -> Option<serde_json::Value> {
+/// A `[variables]` value as the JSON the macro expander reads: TOML has nothing a variable
+/// cannot hold (a datetime is read as its text).
+fn variable_value(v: &toml::Value) -> serde_json::Value {
     use serde_json::Value as J;
-    Some(match v {
+    match v {
         toml::Value::String(s) => J::String(s.clone()),
         toml::Value::Integer(i) => J::from(*i),
         toml::Value::Float(f) => J::from(*f),
         toml::Value::Boolean(b) => J::Bool(*b),
-        toml::Value::Array(items) => J::Array(
-            items
-                .iter()
-                .map(|i| match i {
-                    toml::Value::Array(_) | toml::Value::Table(_) => None,
-                    scalar => variable_value(scalar),
-                })
-                .collect::<Option<_>>()?,
-        ),
+        toml::Value::Array(items) => J::Array(items.iter().map(variable_value).collect()),
         toml::Value::Datetime(d) => J::String(d.to_string()),
-        toml::Value::Table(_) => return None,
-    })
+        // a table serves Jinja's `var()` as a dict and `@VAR` as a struct, as SQLMesh's maps do
+        toml::Value::Table(t) => J::Object(
+            t.iter()
+                .map(|(k, v)| (k.clone(), variable_value(v)))
+                .collect(),
+        ),
+    }
 }
 
 /// Interpolation and validation context, collecting diagnostics as it goes.

@@ -55,7 +55,7 @@ pub enum Problem {
     SqlmeshConfig {
         /// The dotted key, e.g. `model_defaults.storage_format`.
         key: String,
-        /// `ignored` (a warning) or `not supported` (an error).
+        /// `ignored` or `read with its keys sorted` (warnings), or `not supported` (an error).
         verdict: &'static str,
         /// Why, and what to do.
         why: String,
@@ -553,7 +553,8 @@ impl Problem {
             | Problem::UnknownSqlmeshProperty { .. }
             | Problem::ForeignDialect { .. }
             | Problem::SqlmeshConfig {
-                verdict: "ignored", ..
+                verdict: "ignored" | "read with its keys sorted",
+                ..
             }
             | Problem::FallbackParse { .. }
             | Problem::UndeclaredExternal { .. }

@@ -294,11 +294,14 @@ pub fn parse(
             let Some(name) = k.as_str() else { continue };
             match variable(v) {
                 Some(j) => {
+                    if !keys_sorted(v) {
+                        r.warn_sorted(&format!("variables.{name}"));
+                    }
                     cfg.variables.insert(name.to_ascii_lowercase(), j);
                 }
                 None => r.error(
                     &format!("variables.{name}"),
-                    "a variable is a string, a number, a boolean, or a list of them".into(),
+                    "a variable is a string, a number, a boolean, or a list or map of them (with text keys)".into(),
                 ),
             }
         }
@@ -371,20 +374,29 @@ fn variable(v: &Value) -> Option<serde_json::Value> {
         Value::Bool(b) => J::Bool(*b),
         Value::Number(n) => serde_json::from_str(&n.to_string()).ok()?,
         Value::String(s) => J::String(s.clone()),
-        Value::Sequence(items) => J::Array(
-            items
-                .iter()
-                .map(|i| {
-                    if i.is_sequence() || i.is_mapping() {
-                        None
-                    } else {
-                        variable(i)
-                    }
-                })
+        Value::Sequence(items) => J::Array(items.iter().map(variable).collect::<Option<_>>()?),
+        // SQLMesh takes any YAML: a map serves Jinja's `var()` as a dict, `@VAR` as a struct
+        Value::Mapping(m) => J::Object(
+            m.iter()
+                .map(|(k, v)| Some((k.as_str()?.to_string(), variable(v)?)))
                 .collect::<Option<_>>()?,
         ),
-        _ => return None,
+        Value::Tagged(t) => variable(&t.value)?,
     })
+}
+
+/// Whether every map in `v` has its keys in sorted order already: efmesh holds variables with
+/// their keys sorted, so only then does `@VAR` write (and Jinja iterate) the map as SQLMesh does.
+fn keys_sorted(v: &Value) -> bool {
+    match v {
+        Value::Mapping(m) => {
+            let keys: Vec<_> = m.keys().filter_map(Value::as_str).collect();
+            keys.windows(2).all(|w| w[0] <= w[1]) && m.values().all(keys_sorted)
+        }
+        Value::Sequence(items) => items.iter().all(keys_sorted),
+        Value::Tagged(t) => keys_sorted(&t.value),
+        _ => true,
+    }
 }
 
 struct Reader<'a> {
@@ -418,6 +430,20 @@ impl Reader<'_> {
             }
         }
         Location::file_only(self.file)
+    }
+
+    /// A map variable whose keys efmesh reorders: `@VAR` writes it as `MAP([keys], [values])`
+    /// in sorted order and Jinja iterates it so, where SQLMesh keeps the file's order.
+    fn warn_sorted(&mut self, key: &str) {
+        let loc = self.loc(key);
+        self.warnings.push(Diagnostic::at(
+            Problem::SqlmeshConfig {
+                key: key.into(),
+                verdict: "read with its keys sorted",
+                why: "`@VAR` writes this map, and Jinja iterates it, with its keys in sorted order where SQLMesh keeps the order of config.yaml; write its keys sorted to read it as SQLMesh does".into(),
+            },
+            loc,
+        ));
     }
 
     fn ignored(&mut self, key: &str, why: String) {
@@ -854,6 +880,33 @@ mod tests {
         // the gateway's variables win over the project's
         assert_eq!(cfg.variables["region"], serde_json::json!("eu"));
         assert_eq!(cfg.variables["days"], serde_json::json!([1, 2]));
+    }
+
+    #[test]
+    fn map_variables_are_read_and_a_reordered_one_is_named() {
+        // what dbt-converted projects write, and nested maps and lists
+        let (cfg, warnings) = read(
+            "gateways:\n  g:\n    connection: {type: duckdb, database: d.db}\nvariables:\n  __dbt_packages__: {}\n  shop: {city: oslo, name: north, tiers: [[1], {a: 2}]}\n  late:\n    b: 1\n    a: 2\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.variables["__dbt_packages__"], serde_json::json!({}));
+        assert_eq!(
+            cfg.variables["shop"],
+            serde_json::json!({"city": "oslo", "name": "north", "tiers": [[1], {"a": 2}]})
+        );
+        // only the map whose keys efmesh holds in another order than the file's is named
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].to_string().contains("variables.late"),
+            "{warnings:?}"
+        );
+        assert_eq!(warnings[0].location.as_ref().unwrap().line, 7);
+        // a key that is not text cannot be a Jinja or macro name
+        let errors = read(
+            "gateways:\n  g:\n    connection: {type: duckdb, database: d.db}\nvariables:\n  m: {1: a}\n",
+        )
+        .unwrap_err();
+        assert_eq!(errors[0].problem.code(), "config-value", "{errors:?}");
     }
 
     #[test]

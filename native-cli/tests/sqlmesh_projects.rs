@@ -1234,10 +1234,24 @@ fn jinja_queries_render_with_macros_variables_and_each_batchs_range_as_in_sqlmes
     checks(p.path());
     ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
     // as SQLMesh 0.236.4 built them: a `{% macro %}` from macros/, var() with and without a
-    // default, a loop, a Jinja comment; and per batch its own start_ds/end_ds
+    // default, a map variable's key and length, a loop, a Jinja comment; and per batch its
+    // own start_ds/end_ds
     assert_eq!(
         rows(p.path(), "prod", "SELECT * FROM m.jinja_full ORDER BY ALL"),
-        ["2,40,eu,a,b", "3,60,eu,a,b", "4,80,eu,a,b"]
+        [
+            "2,40,eu,north,2,a,b",
+            "3,60,eu,north,2,a,b",
+            "4,80,eu,north,2,a,b"
+        ]
+    );
+    // `@VAR` of a map is SQLMesh's `MAP([keys], [values])`, lists inside it as lists
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT shop, shop_name, tiers, typeof(shop) FROM m.map_var"
+        ),
+        ["\"{city=oslo, name=north}\",north,\"{a=[1, 2], b=[3]}\",\"MAP(VARCHAR, VARCHAR)\""]
     );
     assert_eq!(
         rows(p.path(), "prod", "SELECT * FROM m.jinja_incr ORDER BY ALL"),

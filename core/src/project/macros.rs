@@ -60,7 +60,44 @@ pub fn value_of_json(v: &serde_json::Value) -> Value {
         J::Number(n) => Value::Num(n.to_string()),
         J::String(s) => Value::Str(s.clone()),
         J::Array(items) => Value::List(items.iter().map(value_of_json).collect()),
-        // maps are refused when the config is read
-        J::Object(_) => Value::Null,
+        J::Object(_) => Value::Sql(map_literal(v)),
     }
+}
+
+/// A map variable as SQLMesh writes it into SQL: `MAP(['k', ...], [v, ...])`, with lists
+/// inside it as `[a, b]`.
+fn map_literal(v: &serde_json::Value) -> Vec<sqlparser::tokenizer::Token> {
+    use serde_json::Value as J;
+    use sqlparser::tokenizer::{Token, Whitespace};
+    let list = |out: &mut Vec<Token>, items: Vec<Vec<Token>>| {
+        out.push(Token::LBracket);
+        for (k, item) in items.into_iter().enumerate() {
+            if k > 0 {
+                out.push(Token::Comma);
+                out.push(Token::Whitespace(Whitespace::Space));
+            }
+            out.extend(item);
+        }
+        out.push(Token::RBracket);
+    };
+    let mut out = vec![];
+    match v {
+        J::Object(m) => {
+            out.push(Token::make_word("MAP", None));
+            out.push(Token::LParen);
+            list(
+                &mut out,
+                m.keys()
+                    .map(|k| vec![Token::SingleQuotedString(k.clone())])
+                    .collect(),
+            );
+            out.push(Token::Comma);
+            out.push(Token::Whitespace(Whitespace::Space));
+            list(&mut out, m.values().map(map_literal).collect());
+            out.push(Token::RParen);
+        }
+        J::Array(a) => list(&mut out, a.iter().map(map_literal).collect()),
+        scalar => crate::sql::macro_lang::render_into(&value_of_json(scalar), &mut out),
+    }
+    out
 }

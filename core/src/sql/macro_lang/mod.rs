@@ -671,7 +671,9 @@ impl Expander<'_> {
 /// A token standing for a lambda where a SQL value was expected (reported by `render`).
 const LAMBDA_MARK: &str = "\u{0}lambda";
 
-fn render_into(v: &Value, out: &mut Vec<Token>) {
+/// A value written out as SQL tokens: how a macro's result, and a map variable's scalars
+/// inside its struct literal, reach the query.
+pub(crate) fn render_into(v: &Value, out: &mut Vec<Token>) {
     match v {
         Value::Sql(t) => out.extend(t.iter().cloned()),
         Value::Str(s) => out.push(Token::SingleQuotedString(s.clone())),
