@@ -475,6 +475,13 @@ pub enum Problem {
         /// Its kind.
         kind: String,
     },
+    /// An incremental model reads itself but does not declare its columns, so its table
+    /// cannot be created before the first batch reads it.
+    #[error("`{model}` reads itself but does not declare its `columns`")]
+    SelfReferenceColumns {
+        /// The model.
+        model: String,
+    },
     /// Two AUDIT blocks define the same audit name.
     #[error("audit `{name}` is defined twice")]
     DuplicateAudit {
@@ -622,6 +629,7 @@ impl Problem {
             Problem::InvalidAuditArgument { .. } => "invalid-audit-argument",
             Problem::BadAuditArgument { .. } => "bad-audit-argument",
             Problem::SelfReference { .. } => "self-reference",
+            Problem::SelfReferenceColumns { .. } => "self-reference-columns",
             Problem::DuplicateAudit { .. } => "duplicate-audit",
             Problem::EndBeforeStart { .. } => "end-before-start",
             Problem::NotBuiltYet { .. } => "not-built-yet",
@@ -702,6 +710,7 @@ impl Problem {
             Problem::MissingAuditArgument { arg, .. } => Some(format!("pass it as `{arg} := ...`")),
             Problem::UnknownAuditArgument { suggestion, known, .. } => did_you_mean(suggestion).or_else(|| Some(format!("it takes: {}", known.join(", ")))),
             Problem::InvalidAuditArgument { expected, .. } => Some(format!("use {expected}")),
+            Problem::SelfReferenceColumns { .. } => Some("its table is created before its first batch reads it, so declare every column it returns with its type in the MODEL block, `columns (id INT, ds TEXT, ...)`, as SQLMesh asks of self-referencing models".into()),
             Problem::SelfReference { .. } => Some("only incremental models (INCREMENTAL_BY_TIME_RANGE, INCREMENTAL_BY_UNIQUE_KEY, SCD_TYPE_2) may read their own earlier rows; read the parents instead".into()),
             Problem::BadAuditArgument { arg, .. } => Some(match arg.as_str() {
                 "columns" => "name one or more columns of the model: `columns := (a, b)`".into(),

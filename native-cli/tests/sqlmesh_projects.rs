@@ -863,14 +863,30 @@ fn idioms_of_public_sqlmesh_projects_build_what_sqlmesh_builds() {
         ),
         ["4,2"]
     );
-    // a YAML test's date-only `end` is its whole day, a timestamp `end` exclusive: SQLMesh
-    // passes the same three tests
+    // a model reading its own earlier rows, made from its declared columns and filled a day
+    // at a time, with an audit naming `"db"."mart"."running"`; recorded: (2026-01-01, 10.5),
+    // (2026-01-02, 32.0), (2026-01-03, 32.0)
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM mart.running ORDER BY ds"),
+        ["2026-01-01,10.5", "2026-01-02,32.0", "2026-01-03,32.0"]
+    );
+    // a YAML test's date-only `end` is its whole day, a timestamp `end` exclusive, and
+    // untyped fixture numbers are DOUBLE (10.33 * 3 is about 31): SQLMesh passes the same four
     let out = efmesh(p.path()).args(["test"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        out.status.success() && stdout.contains("3 passed, 0 failed"),
+        out.status.success() && stdout.contains("4 passed, 0 failed"),
         "{out:?}"
     );
+
+    // without its columns, a model that reads itself has nothing to make its table from
+    let running = p.path().join("models/running.sql");
+    let text = std::fs::read_to_string(&running).unwrap();
+    std::fs::write(&running, text.replace("  columns (ds DATE, total DOUBLE),\n", "")).unwrap();
+    let d = refused(p.path(), "self-reference-columns");
+    assert_eq!(d["location"]["file"], "models/running.sql", "{d}");
+    assert_eq!(d["location"]["line"], 11, "{d}");
+    std::fs::write(&running, text).unwrap();
 
     // SQLMesh with `max_v := 30`: "'accepted_range' audit error: 1 row failed"
     let file = p.path().join("models/three_part.sql");

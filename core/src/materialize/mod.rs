@@ -59,6 +59,16 @@ pub fn create(d: &dyn SqlDialect, kind: &Kind, physical: &str, select: &str) -> 
     }
 }
 
+/// A row shaped like a model's declared `columns`, typed NULLs: what a model that reads itself
+/// is created from, since its query cannot be described before its table exists.
+pub fn declared_shape(d: &dyn SqlDialect, columns: &[crate::model::ColumnDef]) -> String {
+    let list: Vec<String> = columns
+        .iter()
+        .map(|c| format!("CAST(NULL AS {}) AS {}", c.sql_type, d.ident(&c.name)))
+        .collect();
+    format!("SELECT {}", list.join(", "))
+}
+
 /// A relation with `select`'s columns and no rows.
 pub fn empty_like(select: &str) -> String {
     format!("SELECT * FROM ({select}) AS q LIMIT 0")

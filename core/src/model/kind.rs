@@ -648,6 +648,11 @@ impl<'a> Params<'a> {
                     Problem::IgnoredProperty { name: format!("{} {key}", kind.name()), why: "a SQLMesh kind parameter efmesh does not act on; it is read and ignored" },
                     loc,
                 ));
+            } else if key == "batch_size" && matches!(kind, Kind::Seed { .. }) {
+                warnings.push(Diagnostic::at(
+                    Problem::IgnoredProperty { name: "SEED batch_size".into(), why: "it sets how many rows SQLMesh inserts at a time; efmesh loads the whole file in one statement, with the same rows" },
+                    loc,
+                ));
             } else {
                 return Err(Diagnostic::at(
                     Problem::UnknownKindParameter {

@@ -155,6 +155,17 @@ fn ignored_sqlmesh_properties_warn() {
     assert!(d[0].problem.help().unwrap().contains("storage options"));
 }
 
+#[test]
+fn a_seeds_batch_size_warns_and_elsewhere_stays_unknown() {
+    // SQLMesh's chunking of a seed's inserts: the same rows either way
+    let (m, d) = parse("MODEL (name a.b, kind SEED (path 'x.csv', batch_size 1000));");
+    assert!(m.is_some());
+    assert_eq!(codes(&d), vec![("ignored-property", false)]);
+    assert!(d[0].to_string().contains("SEED batch_size"), "{d:?}");
+    let (_, d) = parse("MODEL (name a.b, kind VIEW (batch_size 10));\nSELECT 1 AS x");
+    assert_eq!(codes(&d), vec![("unknown-kind-parameter", true)]);
+}
+
 fn parse_in(src: &str, env: &ParseEnv) -> (Option<Model>, Vec<Diagnostic>) {
     parse_model_file("models/m.sql", src, Dialect::DuckDb, env)
 }

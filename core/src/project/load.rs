@@ -29,7 +29,7 @@ pub fn load_parsed(
     let audits = named_audits(sources, &models, &mut diags);
     let sqlmesh = sources.config.is_sqlmesh();
     let seeds = read_seeds(&mut models, sqlmesh, read_seed, &mut diags);
-    let parents = resolve_references(&models, &index, sqlmesh, &mut diags);
+    let (parents, reads_itself) = resolve_references(&models, &index, sqlmesh, &mut diags);
     let dag = match build_dag(parents, &models) {
         Ok(d) => d,
         Err(cycle) => {
@@ -64,6 +64,7 @@ pub fn load_parsed(
         columns,
         seed_hashes: seeds.hashes,
         seed_columns: seeds.columns,
+        reads_itself,
         audits,
         index,
     });
@@ -267,7 +268,7 @@ fn read_seeds(
 }
 
 /// Phase 5: every table a query names (and every `depends_on`) resolved to a model: the
-/// parents of each model. An unknown name is reported with the closest known one: an error in
+/// parents of each model, and whether it reads itself. An unknown name is reported with the closest known one: an error in
 /// an efmesh project, and in a SQLMesh one (`sqlmesh`) a warning, since SQLMesh reads an
 /// undeclared table as an external one.
 fn resolve_references(
@@ -275,9 +276,10 @@ fn resolve_references(
     index: &HashMap<String, usize>,
     sqlmesh: bool,
     diags: &mut Vec<Diagnostic>,
-) -> Vec<Vec<usize>> {
+) -> (Vec<Vec<usize>>, Vec<bool>) {
     let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
     let mut parents: Vec<Vec<usize>> = vec![vec![]; models.len()];
+    let mut reads_itself = vec![false; models.len()];
     for (i, m) in models.iter().enumerate() {
         let mut refs = vec![];
         if let Some(q) = &m.query {
@@ -299,24 +301,35 @@ fn resolve_references(
         }
         for r in refs {
             match index.get(&r.name) {
-                // incremental models may read what they already hold, as in SQLMesh; a model
-                // rebuilt whole would read a table that does not exist yet (or a view itself)
                 Some(&p) if p == i => {
-                    if !matches!(
+                    let incremental = matches!(
                         m.kind,
                         Kind::IncrementalByTimeRange { .. }
                             | Kind::IncrementalByUniqueKey { .. }
                             | Kind::ScdType2 { .. }
                             | Kind::ScdType2ByColumn { .. }
-                    ) {
-                        diags.push(Diagnostic::at(
-                            Problem::SelfReference {
-                                model: m.name.clone(),
-                                kind: m.kind.name().to_string(),
-                            },
-                            r.location,
-                        ));
+                    );
+                    let problem = if !incremental {
+                        Some(Problem::SelfReference {
+                            model: m.name.clone(),
+                            kind: m.kind.name().to_string(),
+                        })
+                    } else if m.columns.is_none() {
+                        // its table is created before its first batch reads it, so its shape
+                        // cannot come from its query: SQLMesh asks for the types the same way
+                        Some(Problem::SelfReferenceColumns {
+                            model: m.name.clone(),
+                        })
+                    } else {
+                        None
+                    };
+                    // incremental models may read what they already hold, as in SQLMesh; a
+                    // model rebuilt whole would read a table that does not exist yet (or a
+                    // view itself)
+                    if let Some(problem) = problem.filter(|_| !reads_itself[i]) {
+                        diags.push(Diagnostic::at(problem, r.location));
                     }
+                    reads_itself[i] = true;
                 }
                 Some(&p) => {
                     if !parents[i].contains(&p) {
@@ -341,7 +354,7 @@ fn resolve_references(
             }
         }
     }
-    parents
+    (parents, reads_itself)
 }
 
 /// `column_descriptions` may only describe columns the model returns (when they are known),

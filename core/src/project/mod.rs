@@ -69,6 +69,10 @@ pub struct Project {
     /// Each SEED model's file columns as written: the CSV header, or the JSON keys in
     /// first-seen order (same index as `models`).
     pub seed_columns: Vec<Option<Vec<String>>>,
+    /// Whether each model reads its own earlier rows (an incremental model naming itself):
+    /// its table is created from its declared columns before the first batch, and its batches
+    /// run one after another, each reading what the one before wrote.
+    pub reads_itself: Vec<bool>,
     /// Named audits from AUDIT files, by name.
     pub audits: BTreeMap<String, AuditDef>,
     pub(crate) index: HashMap<String, usize>,

@@ -47,12 +47,22 @@ pub(crate) fn physical_resolver<'a>(
     project: &'a Project,
     names: &'a HashMap<String, String>,
 ) -> impl Fn(&str) -> Option<Relation> + 'a {
-    move |n: &str| match names.get(n) {
-        Some(p) => Some(Relation::Name(p.clone())),
-        None => match &project.model(n)?.kind {
-            Kind::External { source } => Some(efmesh_core::model_sql::external_relation(source)),
-            _ => None,
-        },
+    let catalog = project.config.default_catalog();
+    move |n: &str| {
+        // SQLMesh's `db.schema.table`, with `db` the gateway's database, is `schema.table`
+        let stripped = catalog
+            .as_deref()
+            .map(|c| efmesh_core::sql::catalog::strip(n, c));
+        let n = stripped.as_deref().unwrap_or(n);
+        match names.get(n) {
+            Some(p) => Some(Relation::Name(p.clone())),
+            None => match &project.model(n)?.kind {
+                Kind::External { source } => {
+                    Some(efmesh_core::model_sql::external_relation(source))
+                }
+                _ => None,
+            },
+        }
     }
 }
 

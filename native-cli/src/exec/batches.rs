@@ -71,8 +71,10 @@ pub(crate) fn run(
     let concurrency = asked.min(n).min(allowed).max(1);
     let time = time_column(cx, i, a, physical, engine)?;
     let time = time.as_ref();
-    let independent =
-        matches!(m.kind, Kind::IncrementalByTimeRange { .. }) && m.target == Target::Table;
+    // a model that reads itself reads what the batch before wrote
+    let independent = matches!(m.kind, Kind::IncrementalByTimeRange { .. })
+        && m.target == Target::Table
+        && !cx.project.reads_itself[i];
     let outcomes = if concurrency > 1 && independent {
         concurrently(
             cx,

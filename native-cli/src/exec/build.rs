@@ -57,7 +57,9 @@ pub(crate) fn model(
     let m = &project.models[i];
     let model_audits = ModelAudits::of(project, m);
     let with_intervals = efmesh_core::plan::has_intervals(&m.kind);
-    if a.build || (with_intervals && !a.batches.is_empty()) {
+    // a model that reads itself is described once the table it reads exists (below)
+    let contract_after_build = a.build && project.reads_itself[i];
+    if (a.build || (with_intervals && !a.batches.is_empty())) && !contract_after_build {
         cx.fenced()?;
         check_contract(project, i, cx.render, engine, now)?;
     }
@@ -111,7 +113,10 @@ pub(crate) fn model(
         let seed_from = seed.as_ref().map(|s| s.from.as_str());
         let create =
             |relation: &str| create_statement(project, i, relation, cx.render, now, d, seed_from);
-        let shape = || cx.render.whole(i, now);
+        let shape = || match m.columns.as_deref() {
+            Some(columns) if project.reads_itself[i] => Ok(materialize::declared_shape(d, columns)),
+            _ => cx.render.whole(i, now),
+        };
         let written = materializer.build(
             engine,
             state,
@@ -137,6 +142,9 @@ pub(crate) fn model(
                 })
             }
             Err(WriteError::Engine(other)) => return Err(Error::Engine(other)),
+        }
+        if contract_after_build {
+            check_contract(project, i, cx.render, engine, now)?;
         }
         // the model's documentation on its physics, as SQLMesh registers it
         if m.target == efmesh_core::model::Target::Table {
@@ -236,6 +244,10 @@ fn create_statement(
                 "seed `{}` was not loaded before its build",
                 m.name
             )))
+        }
+        // its query reads the table this creates
+        _ if project.reads_itself[i] => {
+            materialize::declared_shape(d, m.columns.as_deref().unwrap_or_default())
         }
         _ => render.whole(i, now)?,
     };

@@ -91,11 +91,18 @@ impl Literal {
         }
     }
 
-    /// The value as an SQL expression of type `sql_type` (its own type when `None`).
+    /// The value as an SQL expression of type `sql_type`. When nobody knows the column's type,
+    /// a number takes the type pandas gives it in SQLMesh's fixtures (BIGINT, or DOUBLE when
+    /// written with a point or an exponent), so `10.33 * 3` is float arithmetic there as here,
+    /// not DuckDB's exact DECIMAL; other values keep their own type.
     pub(crate) fn typed(&self, sql_type: Option<&str>) -> String {
-        match sql_type {
-            Some(t) => format!("CAST({} AS {t})", self.sql()),
-            None => self.sql(),
+        match (sql_type, self) {
+            (Some(t), _) => format!("CAST({} AS {t})", self.sql()),
+            (None, Literal::Number(n)) if n.contains(['.', 'e', 'E']) => {
+                format!("CAST({n} AS DOUBLE)")
+            }
+            (None, Literal::Number(n)) => format!("CAST({n} AS BIGINT)"),
+            (None, _) => self.sql(),
         }
     }
 
@@ -196,6 +203,11 @@ mod tests {
             relation(&cols, &rows),
             "SELECT * FROM (VALUES (CAST(1 AS BIGINT), 'it''s')) AS __efmesh_values(\"id\", \"name\")"
         );
+        // a column nobody typed: numbers as pandas types them for SQLMesh
+        assert_eq!(Literal::Number("10.33".into()).typed(None), "CAST(10.33 AS DOUBLE)");
+        assert_eq!(Literal::Number("1e3".into()).typed(None), "CAST(1e3 AS DOUBLE)");
+        assert_eq!(Literal::Number("7".into()).typed(None), "CAST(7 AS BIGINT)");
+        assert_eq!(Literal::Text("7".into()).typed(None), "'7'");
         assert_eq!(
             Literal::from_json(&serde_json::json!([1, 2])).typed(Some("INT[]")),
             "CAST('[1,2]' AS INT[])"
