@@ -115,6 +115,10 @@ pub fn record_lines(format: SeedFormat, bytes: &[u8]) -> Option<Vec<u64>> {
             let mut lines = vec![];
             let mut record = csv::ByteRecord::new();
             while let Ok(true) = rdr.read_byte_record(&mut record) {
+                // a line of whitespace alone is no record (see [`records`])
+                if record.len() == 1 && record[0].iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
                 if let Some(p) = record.position() {
                     // the position is where the reader started, before any blank lines it skipped
                     let mut line = p.line();
@@ -144,7 +148,8 @@ pub fn record_lines(format: SeedFormat, bytes: &[u8]) -> Option<Vec<u64>> {
 /// an engine that cannot read files itself and is handed the rows instead (PostgreSQL's
 /// `COPY FROM STDIN`). The values mean what DuckDB's readers make of the file: an empty CSV
 /// field and a JSON `null` or missing key are NULL, a JSON string is its text, and any other
-/// JSON value is its JSON text. Blank lines are no records. An error names the record.
+/// JSON value is its JSON text. Blank lines, and lines of whitespace alone, are no records; a
+/// row of another length than the header is an error that names it.
 pub fn records(
     format: SeedFormat,
     bytes: &[u8],
@@ -156,6 +161,10 @@ pub fn records(
             let mut out = vec![];
             for (n, record) in rdr.records().enumerate() {
                 let record = record.map_err(|e| format!("row {}: {e}", n + 1))?;
+                // a line of whitespace alone is blank, as pandas reads it for SQLMesh
+                if record.len() == 1 && record[0].trim().is_empty() {
+                    continue;
+                }
                 if record.len() != file_columns.len() {
                     return Err(format!(
                         "row {} has {} value(s), and the header names {} column(s)",
@@ -485,6 +494,9 @@ mod tests {
                 vec![None, Some("4".into())]
             ]
         );
+        // a line of whitespace alone is blank (an editor's indentation left at the end)
+        let r = records(SeedFormat::Csv, b"a,b\n  1,2\n  \n", &cols(&["a", "b"])).unwrap();
+        assert_eq!(r, [vec![Some("  1".into()), Some("2".into())]]);
         let e = records(SeedFormat::Csv, b"a,b\n1\n", &cols(&["a", "b"])).unwrap_err();
         assert_eq!(e, "row 1 has 1 value(s), and the header names 2 column(s)");
         let json = br#"[{"b": 1.5, "a": "x"}, {"a": null, "b": {"k": [1]}}, {}]"#;

@@ -296,6 +296,39 @@ fn a_value_that_does_not_fit_names_the_file_row_line_and_column() {
             "seeds/depts.jsonl: row 2 (line 3): column rate: '1,5' is not a valid DECIMAL(5, 2)",
         ));
 
+    // a CSV row of another length than the header is refused by row, on DuckDB as on
+    // PostgreSQL; a line of whitespace alone is no row, and rows after it keep their lines
+    std::fs::write(
+        p.path().join("seeds/depts.csv"),
+        "code,beds,opened,critical,rate\nER,20,2019-05-01,false,1\nICU,8\n",
+    )
+    .unwrap();
+    let out = efmesh(p.path())
+        .args(["apply", "dev", "--yes", "--json"])
+        .assert()
+        .code(1);
+    let v = json(&out.get_output().stdout);
+    assert_eq!(v["error"]["code"], "seed-file", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("row 2 has 2 value(s)"), "{message}");
+    std::fs::write(
+        p.path().join("seeds/depts.csv"),
+        "code,beds,opened,critical,rate\nER,20,2019-05-01,false,1\n  \nCARD,twelve,2020-01-01,false,1\n  ",
+    )
+    .unwrap();
+    efmesh(p.path())
+        .args(["apply", "dev", "--yes"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "seeds/depts.csv: row 2 (line 4): column beds: 'twelve' is not a valid INTEGER",
+        ));
+    std::fs::write(
+        p.path().join("seeds/depts.csv"),
+        "code,beds,opened,critical,rate\nER,20,2019-05-01,false,1\n  \nCARD,12,2020-01-01,false,1\n  ",
+    )
+    .unwrap();
+
     // fixed: the apply goes through
     std::fs::write(
         p.path().join("seeds/depts.jsonl"),
@@ -303,6 +336,13 @@ fn a_value_that_does_not_fit_names_the_file_row_line_and_column() {
     )
     .unwrap();
     apply_ok(p.path());
+    assert_eq!(
+        query(
+            p.path(),
+            "SELECT string_agg(code || beds, ',' ORDER BY code) FROM dev__ref.from_csv"
+        ),
+        vec![Some("CARD12,ER20".into())]
+    );
 }
 
 fn check_codes(dir: &Path) -> Vec<(String, String)> {

@@ -882,7 +882,11 @@ fn idioms_of_public_sqlmesh_projects_build_what_sqlmesh_builds() {
     // without its columns, a model that reads itself has nothing to make its table from
     let running = p.path().join("models/running.sql");
     let text = std::fs::read_to_string(&running).unwrap();
-    std::fs::write(&running, text.replace("  columns (ds DATE, total DOUBLE),\n", "")).unwrap();
+    std::fs::write(
+        &running,
+        text.replace("  columns (ds DATE, total DOUBLE),\n", ""),
+    )
+    .unwrap();
     let d = refused(p.path(), "self-reference-columns");
     assert_eq!(d["location"]["file"], "models/running.sql", "{d}");
     assert_eq!(d["location"]["line"], 11, "{d}");

@@ -27,7 +27,9 @@ pub fn staging_table(d: &dyn SqlDialect, file_columns: &[String]) -> String {
 /// The relation that reads seed `i`'s file (`file`, project-relative) with every value as text.
 pub fn source(files: &dyn FileSql, project: &Project, i: usize, file: &str) -> String {
     match SeedFormat::of(file) {
-        SeedFormat::Csv => files.read_csv_text(file),
+        SeedFormat::Csv => {
+            files.read_csv_text(file, project.seed_columns[i].as_deref().unwrap_or_default())
+        }
         format => files.read_json_text(
             file,
             format == SeedFormat::JsonLines,

@@ -37,24 +37,31 @@ pub(crate) fn source(
     };
     let file = seed_path(&m.file, path);
     let d = engine.dialect();
+    let unreadable = |reason: String| Error::Seed {
+        model: m.name.clone(),
+        file: file.clone(),
+        reason,
+    };
+    let read = || {
+        crate::util::bounded_read::read_bounded(
+            &root.join(&file),
+            crate::util::bounded_read::SEED_LIMIT,
+        )
+        .map_err(unreadable)
+    };
+    let columns = project.seed_columns[i].clone().unwrap_or_default();
     if let Some(files) = d.files() {
+        // the engine reads the file, padding a short row: a ragged one is refused here first
+        if SeedFormat::of(&file) == SeedFormat::Csv {
+            seed::records(SeedFormat::Csv, &read()?, &columns).map_err(unreadable)?;
+        }
         return Ok(Some(Seed {
             from: seed_sql::source(files, project, i, &file),
             bytes: None,
             file,
         }));
     }
-    let unreadable = |reason: String| Error::Seed {
-        model: m.name.clone(),
-        file: file.clone(),
-        reason,
-    };
-    let bytes = crate::util::bounded_read::read_bounded(
-        &root.join(&file),
-        crate::util::bounded_read::SEED_LIMIT,
-    )
-    .map_err(unreadable)?;
-    let columns = project.seed_columns[i].clone().unwrap_or_default();
+    let bytes = read()?;
     let records = seed::records(SeedFormat::of(&file), &bytes, &columns).map_err(unreadable)?;
     let context = format!("loading seed {}", m.name);
     engine

@@ -204,8 +204,14 @@ mod tests {
             "SELECT * FROM (VALUES (CAST(1 AS BIGINT), 'it''s')) AS __efmesh_values(\"id\", \"name\")"
         );
         // a column nobody typed: numbers as pandas types them for SQLMesh
-        assert_eq!(Literal::Number("10.33".into()).typed(None), "CAST(10.33 AS DOUBLE)");
-        assert_eq!(Literal::Number("1e3".into()).typed(None), "CAST(1e3 AS DOUBLE)");
+        assert_eq!(
+            Literal::Number("10.33".into()).typed(None),
+            "CAST(10.33 AS DOUBLE)"
+        );
+        assert_eq!(
+            Literal::Number("1e3".into()).typed(None),
+            "CAST(1e3 AS DOUBLE)"
+        );
         assert_eq!(Literal::Number("7".into()).typed(None), "CAST(7 AS BIGINT)");
         assert_eq!(Literal::Text("7".into()).typed(None), "'7'");
         assert_eq!(

@@ -137,10 +137,22 @@ impl SqlDialect for DuckDb {
 }
 
 impl FileSql for DuckDb {
-    fn read_csv_text(&self, path: &str) -> String {
-        format!(
-            "read_csv({}, header = true, all_varchar = true)",
+    fn read_csv_text(&self, path: &str, columns: &[String]) -> String {
+        // the dialect is set, not sniffed: a line of whitespace defeats the sniffer; it reads
+        // as a padded row, left out here (padding needs the serial reader when a value holds
+        // a newline)
+        let read = format!(
+            "read_csv({}, header = true, all_varchar = true, delim = ',', quote = '\"', escape = '\"', null_padding = true, parallel = false)",
             crate::quote::literal(path)
+        );
+        let Some((first, rest)) = columns.split_first() else {
+            return read;
+        };
+        let mut blank = vec![format!("trim({}) = ''", self.ident(first))];
+        blank.extend(rest.iter().map(|c| format!("{} IS NULL", self.ident(c))));
+        format!(
+            "(SELECT * FROM {read} WHERE NOT COALESCE({}, false))",
+            blank.join(" AND ")
         )
     }
     fn read_json_text(&self, path: &str, lines: bool, keys: &[String]) -> String {

@@ -109,8 +109,10 @@ pub trait SqlDialect: Send + Sync + std::fmt::Debug {
 /// The file side of a dialect: the table functions that read seed and lake files, and the
 /// statement that writes parquet. Only engines with file access have one.
 pub trait FileSql: Send + Sync {
-    /// Read a CSV file with a header row, every value as text.
-    fn read_csv_text(&self, path: &str) -> String;
+    /// Read a CSV file with a header row naming `columns`, every value as text: a comma and
+    /// double quotes, and a line of whitespace alone no row, as [`crate::seed::records`] reads
+    /// it (which the executor runs first, so a ragged row is refused by name).
+    fn read_csv_text(&self, path: &str, columns: &[String]) -> String;
     /// Read a JSON array (`lines`: JSON lines) whose objects have `keys`, every value as text.
     fn read_json_text(&self, path: &str, lines: bool, keys: &[String]) -> String;
     /// Read a file's whole content as one row with a `content` column.
