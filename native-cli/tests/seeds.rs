@@ -283,18 +283,20 @@ fn a_value_that_does_not_fit_names_the_file_row_line_and_column() {
         r#"[{"code": "ER", "beds": 1, "opened": null, "critical": false, "rate": 1}]"#,
     )
     .unwrap();
-    std::fs::write(
-        p.path().join("seeds/depts.jsonl"),
+    // `file` written with `text` fails the apply with `needle` in its report
+    let fails_with = |file: &str, text: &str, needle: &str| {
+        std::fs::write(p.path().join(file), text).unwrap();
+        efmesh(p.path())
+            .args(["apply", "dev", "--yes"])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(needle));
+    };
+    fails_with(
+        "seeds/depts.jsonl",
         "{\"code\": \"ER\", \"beds\": 1, \"opened\": null, \"critical\": false, \"rate\": 1}\n\n{\"code\": \"ICU\", \"beds\": 2, \"opened\": null, \"critical\": false, \"rate\": \"1,5\"}\n",
-    )
-    .unwrap();
-    efmesh(p.path())
-        .args(["apply", "dev", "--yes"])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains(
-            "seeds/depts.jsonl: row 2 (line 3): column rate: '1,5' is not a valid DECIMAL(5, 2)",
-        ));
+        "seeds/depts.jsonl: row 2 (line 3): column rate: '1,5' is not a valid DECIMAL(5, 2)",
+    );
 
     // a CSV row of another length than the header is refused by row, on DuckDB as on
     // PostgreSQL; a line of whitespace alone is no row, and rows after it keep their lines
@@ -311,18 +313,11 @@ fn a_value_that_does_not_fit_names_the_file_row_line_and_column() {
     assert_eq!(v["error"]["code"], "seed-file", "{v}");
     let message = v["error"]["message"].as_str().unwrap();
     assert!(message.contains("row 2 has 2 value(s)"), "{message}");
-    std::fs::write(
-        p.path().join("seeds/depts.csv"),
+    fails_with(
+        "seeds/depts.csv",
         "code,beds,opened,critical,rate\nER,20,2019-05-01,false,1\n  \nCARD,twelve,2020-01-01,false,1\n  ",
-    )
-    .unwrap();
-    efmesh(p.path())
-        .args(["apply", "dev", "--yes"])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains(
-            "seeds/depts.csv: row 2 (line 4): column beds: 'twelve' is not a valid INTEGER",
-        ));
+        "seeds/depts.csv: row 2 (line 4): column beds: 'twelve' is not a valid INTEGER",
+    );
     std::fs::write(
         p.path().join("seeds/depts.csv"),
         "code,beds,opened,critical,rate\nER,20,2019-05-01,false,1\n  \nCARD,12,2020-01-01,false,1\n  ",

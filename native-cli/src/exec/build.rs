@@ -113,10 +113,7 @@ pub(crate) fn model(
         let seed_from = seed.as_ref().map(|s| s.from.as_str());
         let create =
             |relation: &str| create_statement(project, i, relation, cx.render, now, d, seed_from);
-        let shape = || match m.columns.as_deref() {
-            Some(columns) if project.reads_itself[i] => Ok(materialize::declared_shape(d, columns)),
-            _ => cx.render.whole(i, now),
-        };
+        let shape = || shaping_select(project, i, cx.render, now, d);
         let written = materializer.build(
             engine,
             state,
@@ -245,13 +242,25 @@ fn create_statement(
                 m.name
             )))
         }
-        // its query reads the table this creates
-        _ if project.reads_itself[i] => {
-            materialize::declared_shape(d, m.columns.as_deref().unwrap_or_default())
-        }
-        _ => render.whole(i, now)?,
+        _ => shaping_select(project, i, render, now, d)?,
     };
     Ok(materialize::create(d, &m.kind, relation, &select))
+}
+
+/// What model `i`'s new physics is shaped from: its query over its history so far, or, for a
+/// model whose query reads the table being created, its declared columns.
+fn shaping_select(
+    project: &Project,
+    i: usize,
+    render: &Renderer,
+    now: DateTime<Utc>,
+    d: &dyn efmesh_core::sql::dialect::SqlDialect,
+) -> Result<String, Error> {
+    if project.reads_itself[i] {
+        let columns = project.models[i].columns.as_deref().unwrap_or_default();
+        return Ok(materialize::declared_shape(d, columns));
+    }
+    render.whole(i, now)
 }
 
 /// Bring kept physics in line with a forward-only version: add its new columns; the ones it no
