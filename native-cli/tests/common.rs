@@ -218,14 +218,18 @@ pub fn s3_keys(bucket: &str, prefix: &str) -> Vec<String> {
     keys
 }
 
-/// `prefix`, this process and the clock joined by `sep`: a name no other test picks.
+/// `prefix`, this process, the clock and a counter joined by `sep`: a name no other test picks.
 pub fn unique_name(prefix: &str, sep: char) -> String {
+    // tests run on threads of one process, and two may read the same clock tick: a counter
+    // keeps their names apart (the clock keeps reruns in the same process id apart)
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos()
         % 1_000_000_000;
-    format!("{prefix}{sep}{}{sep}{nanos}", std::process::id())
+    format!("{prefix}{sep}{}{sep}{nanos}{sep}{n}", std::process::id())
 }
 
 /// Every file under `dir`, recursively.
