@@ -215,12 +215,19 @@ pub enum Problem {
         /// The model's kind.
         kind: String,
     },
-    /// A model file holds more than one statement after its block; pre- and post-statements are
-    /// not supported.
-    #[error("a model file holds exactly one query, found {count} statements")]
+    /// A model file holds more than one query after its block. Other statements before and
+    /// after the query are its pre- and post-statements; only one may define its rows.
+    #[error("a model file holds exactly one query, found {count}")]
     MultipleStatements {
-        /// How many statements were found.
+        /// How many queries were found.
         count: usize,
+    },
+    /// A model's pre-, post- or on-virtual-update statements are written in a way efmesh
+    /// cannot run as SQLMesh would.
+    #[error("{message}")]
+    ModelStatement {
+        /// What is wrong, with what to do about it.
+        message: String,
     },
     /// The model's SQL parses but is not a query (e.g. `CREATE TABLE`), so it defines no rows.
     #[error("the model's statement is not a query")]
@@ -602,6 +609,7 @@ impl Problem {
             Problem::UnexpectedQuery { .. } => "unexpected-query",
             Problem::MultipleStatements { .. } => "multiple-statements",
             Problem::NotAQuery => "not-a-query",
+            Problem::ModelStatement { .. } => "model-statement",
             Problem::UnknownMacro { .. } => "unknown-macro",
             Problem::Macro { .. } => "macro",
             Problem::ExternalWithoutColumns => "external-without-columns",
@@ -660,7 +668,7 @@ impl Problem {
             Problem::UnknownKindParameter { known, .. } => Some(format!("parameters of this kind: {}", known.join(", "))),
             Problem::MissingQuery { .. } => Some("write the model's SELECT after the MODEL block's closing `);`".into()),
             Problem::UnexpectedQuery { .. } => Some("remove the query after the MODEL block".into()),
-            Problem::MultipleStatements { .. } => Some("pre- and post-statements are not supported; keep one SELECT".into()),
+            Problem::MultipleStatements { .. } => Some("keep one SELECT; the statements before and after it run before and after it is written (pre- and post-statements)".into()),
             Problem::UnknownMacro { suggestion, .. } => Some(match suggestion {
                 Some(s) => format!("did you mean `@{s}`?"),
                 None => "time macros: @start, @end, and SQLMesh's @start_*, @end_*, @execution_* with _ds, _ts, _tstz, _date, _dt, _dtntz, _epoch, _millis or _hour".into(),

@@ -123,6 +123,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Model>, Diagnostic> {
             batching: Default::default(),
             policy: Default::default(),
             defines_audits: false,
+            statements: Default::default(),
             maintenance: None,
             query: None,
         });

@@ -35,6 +35,10 @@ struct Payload<'a, K: Serialize> {
     name: &'a str,
     kind: K,
     query: Option<&'a str>,
+    /// The pre- and post-statements, absent (not `null`) when there are none, so a model
+    /// without statements hashes exactly as before they existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    statements: Option<Vec<String>>,
     grain: &'a [String],
     columns: Option<Vec<(&'a str, TypeFamily)>>,
     target: Target,
@@ -90,6 +94,7 @@ fn payload_with<'a, K: Serialize>(
         name: &model.name,
         kind,
         query: model.query.as_ref().map(|q| q.canonical.as_str()),
+        statements: model.statements.data_canonical(),
         grain: &model.grain,
         columns: model
             .columns
@@ -117,7 +122,7 @@ fn hash_bytes(bytes: &[u8]) -> String {
 /// answerable, caveats, start, end, interval unit, and the batching knobs): when only it
 /// changes, a plan is metadata-only and rebuilds nothing.
 pub fn metadata_hash(model: &Model) -> String {
-    let v = serde_json::json!({
+    let mut v = serde_json::json!({
         "cron": model.cron,
         "description": model.description,
         "owner": model.owner,
@@ -131,6 +136,10 @@ pub fn metadata_hash(model: &Model) -> String {
         "batch_size": model.batching.size,
         "batch_concurrency": model.batching.concurrency,
     });
+    // only when present, so every other model keeps its hash
+    if let Some(statements) = model.statements.virtual_canonical() {
+        v["on_virtual_update"] = serde_json::json!(statements);
+    }
     hash_bytes(&serde_json::to_vec(&v).expect("metadata serializes"))
 }
 

@@ -86,7 +86,44 @@ pub fn render_query(
     times: &crate::time::MacroTimes,
     pretty: bool,
 ) -> Result<String, RenderError> {
+    let resolve = resolver(project, target, times);
+    let bind = |name: &str| crate::time::bind_macro(name, times);
+    render(q, project.config.dialect(), &resolve, &bind, pretty)
+}
+
+/// A statement of model `i` (one of its [`crate::sql::statements::ModelStatements`] at a stage)
+/// rendered as [`render_query`] renders its query, with `@this_model` as `this_model` (the
+/// relation being written, or the view being promoted) and SQLMesh's catalog-qualified names
+/// of models read as their `schema.table`.
+pub fn render_statement(
+    project: &Project,
+    statement: &crate::sql::ModelQuery,
+    target: &RelationTarget,
+    times: &crate::time::MacroTimes,
+    this_model: &str,
+) -> Result<String, RenderError> {
+    let models = resolver(project, target, times);
+    let catalog = project.config.default_catalog();
     let resolve = |name: &str| -> Option<Relation> {
+        if name == "@this_model" {
+            return Some(Relation::Name(this_model.to_string()));
+        }
+        let stripped = catalog
+            .as_deref()
+            .map(|c| crate::sql::catalog::strip(name, c));
+        models(stripped.as_deref().unwrap_or(name))
+    };
+    let bind = |name: &str| crate::time::bind_macro(name, times);
+    render(statement, project.config.dialect(), &resolve, &bind, false)
+}
+
+/// How references to the project's models resolve for `target`.
+fn resolver<'a>(
+    project: &'a Project,
+    target: &'a RelationTarget,
+    times: &'a crate::time::MacroTimes,
+) -> impl Fn(&str) -> Option<Relation> + 'a {
+    move |name: &str| -> Option<Relation> {
         let p = project.index_of(name)?;
         let parent = &project.models[p];
         if let RelationTarget::Fixtures(names) = target {
@@ -120,7 +157,5 @@ pub fn render_query(
                 RelationTarget::Fixtures(_) => return None,
             })),
         }
-    };
-    let bind = |name: &str| crate::time::bind_macro(name, times);
-    render(q, project.config.dialect(), &resolve, &bind, pretty)
+    }
 }

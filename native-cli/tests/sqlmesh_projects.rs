@@ -1313,3 +1313,114 @@ fn jinja_queries_render_with_macros_variables_and_each_batchs_range_as_in_sqlmes
         "{d}"
     );
 }
+
+#[test]
+fn model_statements_run_around_writes_and_promotions_as_in_sqlmesh() {
+    let p = fixture("sqlmesh-model-statements");
+    checks(p.path());
+    ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
+    // as SQLMesh 0.236.4 left them: the pre-statements made the view the query reads; the
+    // post-statement's `@IF(@runtime_stage = 'evaluating', ...)` did not run at the first
+    // build, whose stage is `creating`
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT * FROM mart.customers ORDER BY ALL"
+        ),
+        ["1,00000", "2,"]
+    );
+    // the incremental model's statements ran once around its empty table (`creating`, at the
+    // epoch) and around each batch (`evaluating`, with the batch's range and `@this_model`);
+    // the on-virtual-update statements after the view was swapped (`promoting`)
+    let logs = "SELECT * FROM mart.logs ORDER BY ALL";
+    assert_eq!(
+        rows(p.path(), "prod", logs),
+        [
+            "batch,creating,1970-01-01,0",
+            "batch,evaluating,2026-11-30,1",
+            "batch,evaluating,2026-12-01,2",
+            "batch,evaluating,2026-12-02,3",
+            "promotion,promoting,,2"
+        ]
+    );
+    // another environment builds nothing; its new view of the model runs them again
+    ok_at(p.path(), NOW, &["apply", "dev", "--yes"]);
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT count(*) FROM mart.logs WHERE source = 'promotion'"
+        ),
+        ["2"]
+    );
+    // a day later the FULL model is refreshed in place: the stage is `evaluating` now
+    ok_at(p.path(), "2026-12-05T00:00:00Z", &["run", "prod"]);
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT * FROM mart.customers ORDER BY ALL"
+        ),
+        ["1,refreshed", "2,refreshed"]
+    );
+    assert_eq!(rows(p.path(), "prod", logs).len(), 6, "no promotion ran");
+    // a changed statement changes the model: it is built again (at `creating`)
+    let path = p.path().join("models/customers.sql");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("'refreshed'", "'again'")).unwrap();
+    ok_at(
+        p.path(),
+        "2026-12-05T00:00:00Z",
+        &["apply", "prod", "--yes"],
+    );
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT * FROM mart.customers ORDER BY ALL"
+        ),
+        ["1,00000", "2,"]
+    );
+
+    // two queries, or none, are refused where written
+    std::fs::write(
+        &path,
+        "MODEL (name mart.customers, kind FULL);\nSELECT 1 AS a;\nSELECT 2 AS a;\n",
+    )
+    .unwrap();
+    let d = refused(p.path(), "multiple-statements");
+    assert_eq!(d["location"]["line"], 3, "{d}");
+    std::fs::write(
+        &path,
+        "MODEL (name mart.customers, kind FULL);\nSELECT 1 AS a;\nON_VIRTUAL_UPDATE_BEGIN;\nSELECT 2;\n",
+    )
+    .unwrap();
+    let d = refused(p.path(), "model-statement");
+    assert_eq!(d["location"]["line"], 3, "{d}");
+    // a statement that fails stops the build, naming the model, and nothing is promoted
+    std::fs::write(
+        &path,
+        "MODEL (name mart.customers, kind FULL);\nINSERT INTO ops.nowhere VALUES (1);\nSELECT 3 AS customer_id, 'x' AS zip;\n",
+    )
+    .unwrap();
+    let out = efmesh_at(
+        p.path(),
+        "2026-12-05T00:00:00Z",
+        &["apply", "prod", "--yes"],
+    );
+    assert!(!out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("mart.customers") && err.contains("nowhere"),
+        "{err}"
+    );
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT * FROM mart.customers ORDER BY ALL"
+        ),
+        ["1,00000", "2,"]
+    );
+}

@@ -157,6 +157,9 @@ pub struct Model {
     pub maintenance: Option<Maintenance>,
     /// The query, for kinds defined by one.
     pub query: Option<ModelQuery>,
+    /// The statements written before and after the query, and those run when its views are
+    /// swapped.
+    pub statements: sql::statements::ModelStatements,
 }
 
 impl Model {
@@ -450,8 +453,8 @@ pub fn parse_model_file(
         } else if let Some(jinja) = sql::jinja::refuse(file, rest) {
             // the model is still returned, so its children do not cascade into errors
             diags.push(jinja);
-        } else {
-            match sql::prepare_query_in(rest, file, dialect, false, &env.macros) {
+        } else if let Some(query) = statements(file, rest, env, &mut model, &mut diags) {
+            match sql::prepare_query_in(&query, file, dialect, false, &env.macros) {
                 Ok((mut q, warnings)) => {
                     diags.extend(warnings);
                     if env.sqlmesh {
@@ -516,6 +519,76 @@ pub fn parse_model_file(
     (Some(model), diags)
 }
 
+/// Split the query from the statements around it (into `model.statements`), returning the
+/// query's tokens, or `None` (with the reason in `diags`) when the statements are unusable.
+fn statements<'t>(
+    file: &str,
+    rest: &'t [sqlparser::tokenizer::TokenWithSpan],
+    env: &ParseEnv,
+    model: &mut Model,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<std::borrow::Cow<'t, [sqlparser::tokenizer::TokenWithSpan]>> {
+    use sql::statements::{prepare, split, stage_env, RuntimeStage, WRITE_STAGES};
+    let parts = match split(rest, file) {
+        Ok(p) => p,
+        Err(d) => {
+            diags.push(d);
+            return None;
+        }
+    };
+    if parts.pre.is_empty() && parts.post.is_empty() && parts.on_virtual_update.is_empty() {
+        return Some(parts.query);
+    }
+    let envs: Vec<(RuntimeStage, sql::macro_lang::MacroEnv)> = WRITE_STAGES
+        .iter()
+        .chain(&[RuntimeStage::Promoting])
+        .map(|s| (*s, stage_env(&env.macros, *s)))
+        .collect();
+    let write: Vec<(RuntimeStage, &sql::macro_lang::MacroEnv)> =
+        envs[..2].iter().map(|(s, e)| (*s, e)).collect();
+    let promoting = [(envs[2].0, &envs[2].1)];
+    let mut ok = true;
+    let mut each = |list: &[Vec<sqlparser::tokenizer::TokenWithSpan>],
+                    stages: &[(RuntimeStage, &sql::macro_lang::MacroEnv)]| {
+        let mut out = vec![];
+        for tokens in list {
+            match prepare(tokens, file, stages) {
+                Ok(s) => out.push(s),
+                Err(e) => {
+                    ok = false;
+                    diags.extend(e);
+                }
+            }
+        }
+        out
+    };
+    model.statements.pre = each(&parts.pre, &write);
+    model.statements.post = each(&parts.post, &write);
+    model.statements.on_virtual_update = each(&parts.on_virtual_update, &promoting);
+    if env.sqlmesh {
+        // the documentation comments are the query's, not a statement's
+        model.projection_comments = comments::projections(&parts.query);
+    }
+    if model.target == Target::Parquet {
+        if let Some(s) = model
+            .statements
+            .pre
+            .iter()
+            .chain(&model.statements.post)
+            .next()
+        {
+            diags.push(Diagnostic::at(
+                Problem::ModelStatement {
+                    message: "pre- and post-statements run in the engine around the write of a table, and a `target parquet` model's rows are written to files; move the statements to a model with `target table`, or to `before_all`".into(),
+                },
+                s.location.clone(),
+            ));
+            ok = false;
+        }
+    }
+    ok.then_some(parts.query)
+}
+
 /// Interpret the block's items as model properties. The flag says whether `kind` was readable.
 fn interpret(
     file: &str,
@@ -557,6 +630,7 @@ fn interpret(
         batching: Batching::default(),
         policy: ChangePolicy::default(),
         defines_audits: false,
+        statements: Default::default(),
         maintenance: None,
         query: None,
     };

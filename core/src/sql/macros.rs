@@ -19,6 +19,26 @@ pub fn fold_macros(
     file: &str,
     audit: bool,
 ) -> Result<Vec<TokenWithSpan>, Vec<Diagnostic>> {
+    fold(tokens, file, audit, audit)
+}
+
+/// [`fold_macros`] for a model's pre- and post-statements, which name their own model's
+/// relation with `@this_model` as audits do, but take no arguments.
+pub fn fold_statement_macros(
+    tokens: &[TokenWithSpan],
+    file: &str,
+) -> Result<Vec<TokenWithSpan>, Vec<Diagnostic>> {
+    fold(tokens, file, true, false)
+}
+
+/// `this_model`: `@this_model` names a relation; `audit`: any other unknown `@name` is an
+/// audit argument, left as a placeholder.
+fn fold(
+    tokens: &[TokenWithSpan],
+    file: &str,
+    this_model: bool,
+    audit: bool,
+) -> Result<Vec<TokenWithSpan>, Vec<Diagnostic>> {
     let mut out = Vec::with_capacity(tokens.len());
     let mut errors = vec![];
     let mut i = 0;
@@ -30,13 +50,18 @@ pub fn fold_macros(
                 span,
             }) = tokens.get(i + 1)
             {
-                let adjacent =
-                    span.start.line == t.span.start.line && span.start.column == t.span.end.column;
+                // a macro's result carries its call's span on every token, so `@` and its
+                // name written together inside `@IF(...)` come out with one span
+                let adjacent = (span.start.line == t.span.start.line
+                    && span.start.column == t.span.end.column)
+                    || *span == t.span;
                 if adjacent && w.quote_style.is_none() {
                     let name = w.value.to_ascii_lowercase();
                     // in an audit, any other macro is one of its arguments, checked against
                     // each call (`audit::check_call`)
-                    let known = TIME_MACROS.contains(&name.as_str()) || audit;
+                    let known = TIME_MACROS.contains(&name.as_str())
+                        || audit
+                        || (this_model && name == THIS_MODEL);
                     if known && name == THIS_MODEL {
                         // a relation, not a value: a quoted identifier the renderer resolves
                         out.push(TokenWithSpan::new(
@@ -50,7 +75,7 @@ pub fn fold_macros(
                         ));
                     } else {
                         let mut candidates: Vec<&str> = TIME_MACROS.to_vec();
-                        if audit {
+                        if this_model {
                             candidates.push(THIS_MODEL);
                         }
                         errors.push(Diagnostic::at(

@@ -14,6 +14,7 @@ pub mod macros;
 pub mod output_names;
 pub mod references;
 pub mod render;
+pub mod statements;
 pub mod unit_test;
 
 use crate::diagnostic::{Diagnostic, Problem};

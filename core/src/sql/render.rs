@@ -98,7 +98,12 @@ fn render_tokens(
                     }
                 }
                 let name = parts.join(".");
-                match (parts.len() > 1).then(|| resolve(&name)).flatten() {
+                // `@this_model` (folded into one quoted word) names the relation being written
+                let this_model = parts.len() == 1 && name == "@this_model";
+                match (parts.len() > 1 || this_model)
+                    .then(|| resolve(&name))
+                    .flatten()
+                {
                     Some(Relation::Name(n)) | Some(Relation::Expr(n)) => {
                         out.push(raw(n, t));
                         i = j + 1;
@@ -192,7 +197,7 @@ impl VisitorMut for Rewriter<'_> {
         let keep_alias = alias.clone().unwrap_or(TableAlias {
             explicit: true,
             at: None,
-            name: last.clone(),
+            name: alias_for(&last),
             columns: vec![],
         });
         match rel {
@@ -266,6 +271,22 @@ impl VisitorMut for Rewriter<'_> {
             }
         }
         ControlFlow::Continue(())
+    }
+}
+
+/// The alias a replaced table keeps its written name under. A name that is a keyword
+/// (`m.full`, `s.order`) is quoted, lower-cased as an unquoted name folds, since `AS full`
+/// does not parse.
+fn alias_for(last: &Ident) -> Ident {
+    let upper = last.value.to_ascii_uppercase();
+    if last.quote_style.is_none()
+        && sqlparser::keywords::ALL_KEYWORDS
+            .binary_search(&upper.as_str())
+            .is_ok()
+    {
+        Ident::with_quote('"', last.value.to_ascii_lowercase())
+    } else {
+        last.clone()
     }
 }
 

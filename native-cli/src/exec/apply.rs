@@ -364,21 +364,46 @@ pub fn apply_plan(
         republish_moved_passports(&cx, plan, engine, state)?;
     }
 
-    // swap the environment's views in one transaction
+    // swap the environment's views in one transaction, each followed by its comments and its
+    // model's on-virtual-update statements (rendered first: a rendering error stops the apply
+    // before anything is swapped)
     let d = engine.dialect();
+    let mut virtual_update: HashMap<&str, Vec<String>> = HashMap::new();
+    for a in &plan.actions {
+        let Some(i) = project.index_of(&a.model) else {
+            continue;
+        };
+        let m = &project.models[i];
+        if m.statements.on_virtual_update.is_empty() {
+            continue;
+        }
+        let (vs, vt) = efmesh_core::naming::view_name(&plan.env, &m.name);
+        let view = efmesh_core::quote::relation(&vs, &vt);
+        let end = crate::exec::render::complete_until(m, now);
+        let start = crate::exec::render::model_start(project, i, end);
+        let sql = render.statements(
+            &m.statements.on_virtual_update,
+            efmesh_core::sql::statements::RuntimeStage::Promoting,
+            (start, end.max(start)),
+            &view,
+        )?;
+        virtual_update.insert(a.model.as_str(), sql);
+    }
     let comments = |model: &str, view: &str| -> Vec<String> {
         let Some(i) = project.index_of(model) else {
             return vec![];
         };
         let m = &project.models[i];
         let columns = materialize::comments::column_descriptions(m, project.columns[i].as_deref());
-        materialize::comments::statements(
+        let mut out = materialize::comments::statements(
             d,
             view,
             materialize::RelationKind::View,
             m.description.as_deref(),
             &columns,
-        )
+        );
+        out.extend(virtual_update.get(model).cloned().unwrap_or_default());
+        out
     };
     let statements = materialize::promotion::swap(d, plan, &names, &comments);
     if !statements.is_empty() {

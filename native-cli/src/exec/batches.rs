@@ -275,6 +275,22 @@ fn one(
     else {
         return Ok(None);
     };
+    // the model's pre- and post-statements run around each batch's write, in its transaction
+    let statements = if m.statements.around_writes() {
+        let stage = efmesh_core::sql::statements::RuntimeStage::Evaluating;
+        let range = (b.start, b.end);
+        let mut all = cx
+            .render
+            .statements(&m.statements.pre, stage, range, physical)?;
+        all.extend(statements);
+        all.extend(
+            cx.render
+                .statements(&m.statements.post, stage, range, physical)?,
+        );
+        all
+    } else {
+        statements
+    };
     let over = format!("batch {b}");
     let target = audits::Target {
         env: cx.env,

@@ -114,6 +114,7 @@ pub(crate) fn model(
         let create =
             |relation: &str| create_statement(project, i, relation, cx.render, now, d, seed_from);
         let shape = || shaping_select(project, i, cx.render, now, d);
+        let (before, after) = build_statements(project, i, physical, cx.render, engine, now)?;
         let written = materializer.build(
             engine,
             state,
@@ -123,6 +124,8 @@ pub(crate) fn model(
                 pfp,
                 create: &create,
                 shape: &shape,
+                before: &before,
+                after: &after,
                 checks: &checks,
                 target: &whole_target,
             },
@@ -245,6 +248,45 @@ fn create_statement(
         _ => shaping_select(project, i, render, now, d)?,
     };
     Ok(materialize::create(d, &m.kind, relation, &select))
+}
+
+/// Model `i`'s pre- and post-statements as its build runs them, at the stage SQLMesh runs them:
+/// `creating` around an interval model's empty table (its time macros at the epoch, as
+/// SQLMesh's separate table creation has them), and around a FULL or VIEW model's write when
+/// its relation does not exist yet; `evaluating` when a FULL model is refreshed in place.
+fn build_statements(
+    project: &Project,
+    i: usize,
+    physical: &str,
+    render: &Renderer,
+    engine: &mut dyn Engine,
+    now: DateTime<Utc>,
+) -> Result<(Vec<String>, Vec<String>), Error> {
+    use efmesh_core::sql::statements::RuntimeStage;
+    let m = &project.models[i];
+    if !m.statements.around_writes() {
+        return Ok((vec![], vec![]));
+    }
+    let (stage, range) = if efmesh_core::plan::has_intervals(&m.kind) {
+        // SQLMesh renders its table creation with start and end at the epoch's first day
+        let epoch = chrono::DateTime::UNIX_EPOCH.naive_utc();
+        (
+            RuntimeStage::Creating,
+            (epoch, epoch + chrono::Duration::days(1)),
+        )
+    } else {
+        let end = complete_until(m, now);
+        let start = crate::exec::render::model_start(project, i, end);
+        let stage = match engine.relation_kind(physical)? {
+            Some(_) => RuntimeStage::Evaluating,
+            None => RuntimeStage::Creating,
+        };
+        (stage, (start, end.max(start)))
+    };
+    Ok((
+        render.statements(&m.statements.pre, stage, range, physical)?,
+        render.statements(&m.statements.post, stage, range, physical)?,
+    ))
 }
 
 /// What model `i`'s new physics is shaped from: its query over its history so far, or, for a

@@ -28,6 +28,10 @@ pub(crate) struct Build<'a> {
     pub create: &'a dyn Fn(&str) -> Result<String, Error>,
     /// The model's query as a build renders it, to shape an empty relation.
     pub shape: &'a dyn Fn() -> Result<String, Error>,
+    /// The model's pre-statements as the build runs them, in its transaction before the write.
+    pub before: &'a [String],
+    /// Its post-statements, after the write and before the audits.
+    pub after: &'a [String],
     /// Audits to run inside the build's transaction.
     pub checks: &'a [AuditQuery<'a>],
     /// Where they run (its relation is replaced by what the build wrote).
@@ -120,10 +124,17 @@ impl Materializer for Table {
         b: &Build,
     ) -> Result<Vec<AuditResult>, WriteError> {
         let sql = (b.create)(b.physical).map_err(WriteError::Other)?;
+        let statements: Vec<String> = b
+            .before
+            .iter()
+            .cloned()
+            .chain([sql])
+            .chain(b.after.iter().cloned())
+            .collect();
         write_audited(
             engine,
             &format!("building {}", b.target.model),
-            &[sql],
+            &statements,
             &[],
             b.checks,
             b.target,

@@ -5,8 +5,9 @@ use crate::Error;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use efmesh_core::interval::Range;
 use efmesh_core::model::Model;
-use efmesh_core::model_sql::{render_model, RelationTarget};
+use efmesh_core::model_sql::{render_model, render_statement, RelationTarget};
 use efmesh_core::project::Project;
+use efmesh_core::sql::statements::{RuntimeStage, StagedStatement};
 use std::collections::HashMap;
 
 /// Renders models of one project against one plan's physics.
@@ -51,6 +52,29 @@ impl<'a> Renderer<'a> {
         };
         render_model(self.project, i, &self.target, &times, false)
             .map_err(|e| Error::Render(e.to_string()))
+    }
+
+    /// Model `i`'s statements of `list` (its pre- or post-statements) as they run at `stage`,
+    /// with macros bound to `[start, end)` and `@this_model` as `this_model`.
+    pub(crate) fn statements(
+        &self,
+        list: &[StagedStatement],
+        stage: RuntimeStage,
+        (start, end): (NaiveDateTime, NaiveDateTime),
+        this_model: &str,
+    ) -> Result<Vec<String>, Error> {
+        let times = efmesh_core::time::MacroTimes {
+            start,
+            end,
+            execution: self.execution,
+        };
+        list.iter()
+            .filter_map(|s| s.at(stage))
+            .map(|q| {
+                render_statement(self.project, q, &self.target, &times, this_model)
+                    .map_err(|e| Error::Render(e.to_string()))
+            })
+            .collect()
     }
 
     /// Model `i` for one batch.

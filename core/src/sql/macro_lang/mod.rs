@@ -135,6 +135,21 @@ pub fn expand<'t>(
     }
 }
 
+/// `tokens` split into its statements at top-level semicolons (each keeps its `;`): how a
+/// model file's pre- and post-statements are told apart from its query.
+pub fn split_statements(tokens: &[TokenWithSpan]) -> Vec<&[TokenWithSpan]> {
+    args::split_top_level(tokens, |t| *t == Token::SemiColon, true)
+}
+
+/// Whether `stmt` is an `@DEF(...)` statement, which defines a macro for the statements after
+/// it instead of running.
+pub fn is_definition(stmt: &[TokenWithSpan]) -> bool {
+    let mut sig = stmt.iter().filter(|t| args::significant(&t.token));
+    matches!(sig.next().map(|t| &t.token), Some(Token::AtSign))
+        && matches!(sig.next().map(|t| &t.token), Some(Token::Word(w)) if w.value.eq_ignore_ascii_case("def"))
+        && matches!(sig.next().map(|t| &t.token), Some(Token::LParen))
+}
+
 /// Expand the macros of a file's first statement (its MODEL or AUDIT block: `name
 /// @{schema}.orders`, `start @VAR('start')`) and leave the rest as it is; the query's own
 /// `@DEF`s are not visible there, as in SQLMesh.
