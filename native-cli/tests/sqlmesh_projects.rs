@@ -12,7 +12,8 @@
 //! and `after_all`; `tests/sqlmesh-catalogs` builds in the first of two DuckDB catalogs;
 //! `tests/sqlmesh-comments` documents tables and columns; `tests/sqlmesh-seed-columns` has a
 //! seed file with a column its models do not declare; `tests/sqlmesh-jinja` has Jinja queries
-//! and a Jinja macro file.
+//! and a Jinja macro file; `tests/sqlmesh-model-statements` has pre-, post-, on-virtual-update
+//! and Jinja statements.
 
 mod common;
 use common::*;
@@ -1341,6 +1342,11 @@ fn model_statements_run_around_writes_and_promotions_as_in_sqlmesh() {
             "batch,evaluating,2026-11-30,1",
             "batch,evaluating,2026-12-01,2",
             "batch,evaluating,2026-12-02,3",
+            // a JINJA_STATEMENT block, with var(), this_model, start_ds and a loop
+            "batch,jinja 00000,1970-01-01,3",
+            "batch,jinja 00000,2026-11-30,3",
+            "batch,jinja 00000,2026-12-01,3",
+            "batch,jinja 00000,2026-12-02,3",
             "promotion,promoting,,2"
         ]
     );
@@ -1364,7 +1370,7 @@ fn model_statements_run_around_writes_and_promotions_as_in_sqlmesh() {
         ),
         ["1,refreshed", "2,refreshed"]
     );
-    assert_eq!(rows(p.path(), "prod", logs).len(), 6, "no promotion ran");
+    assert_eq!(rows(p.path(), "prod", logs).len(), 10, "no promotion ran");
     // a changed statement changes the model: it is built again (at `creating`)
     let path = p.path().join("models/customers.sql");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -1398,6 +1404,18 @@ fn model_statements_run_around_writes_and_promotions_as_in_sqlmesh() {
     .unwrap();
     let d = refused(p.path(), "model-statement");
     assert_eq!(d["location"]["line"], 3, "{d}");
+    // a Jinja statement is rendered once, so it cannot branch on the stage, and says so
+    std::fs::write(
+        &path,
+        "MODEL (name mart.customers, kind FULL);\nSELECT 1 AS a;\nJINJA_STATEMENT_BEGIN;\n{% if runtime_stage == 'evaluating' %}SELECT 1;{% endif %}\nJINJA_END;\n",
+    )
+    .unwrap();
+    let d = refused(p.path(), "jinja-template");
+    assert_eq!(d["location"]["line"], 4, "{d}");
+    assert!(
+        d["message"].as_str().unwrap().contains("runtime_stage"),
+        "{d}"
+    );
     // a statement that fails stops the build, naming the model, and nothing is promoted
     std::fs::write(
         &path,

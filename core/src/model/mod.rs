@@ -325,19 +325,19 @@ pub fn parse_model_file(
             gateway: env.gateway.as_deref(),
         };
         match sql::jinja::render_query_block(file, text, &jinja) {
-            Some(Ok(rendered)) if !rendered.to_ascii_uppercase().contains("JINJA_QUERY_BEGIN") => {
-                return parse_model_file(file, &rendered, dialect, env)
-            }
-            Some(Ok(_)) => {
+            // the markers became spaces: a marker left is one a template wrote
+            Some(Ok(rendered))
+                if sql::jinja::render_query_block(file, &rendered, &jinja).is_some() =>
+            {
                 let d = Diagnostic::at(
                     Problem::JinjaTemplate {
-                        message: "a model file holds one `JINJA_QUERY_BEGIN; ... JINJA_END;` block"
-                            .into(),
+                        message: "a Jinja block rendered another Jinja block's marker".into(),
                     },
                     Location::file_only(file),
                 );
                 return (None, vec![d]);
             }
+            Some(Ok(rendered)) => return parse_model_file(file, &rendered, dialect, env),
             Some(Err(d)) => return (None, vec![d]),
             None => {}
         }

@@ -1,16 +1,17 @@
 //! Jinja in SQLMesh files.
 //!
-//! SQLMesh models may wrap their query in `JINJA_QUERY_BEGIN; ... JINJA_END;`, and projects keep
-//! `{% macro %}` files next to their `@DEF` ones. [`render_query_block`] renders such a query
+//! SQLMesh models may wrap their query in `JINJA_QUERY_BEGIN; ... JINJA_END;`, and their pre-
+//! and post-statements in `JINJA_STATEMENT_BEGIN; ... JINJA_END;`, and projects keep
+//! `{% macro %}` files next to their `@DEF` ones. [`render_query_block`] renders these blocks
 //! with minijinja before the file is parsed: `var()`, `gateway()`, the `{% macro %}`s of
 //! `macros/`, and SQLMesh's time variables (`start_ds`, `end_ts`, ...) and `this_model`, which
 //! become efmesh's own macros (`'{{ start_ds }}'` is `@start_ds`), so each batch still renders
-//! its own range and the fingerprint is the rendered query. The rendered text takes the
+//! its own range and the fingerprint is the rendered text. The rendered text takes the
 //! template's place line for line where it can, so `check` points near the source.
 //!
-//! Jinja anywhere else (`JINJA_STATEMENT_BEGIN`, a bare `{{ }}` in a query, an audit) is read
-//! as SQL by SQLMesh too, or not at all: read as SQL, a template either fails to parse or,
-//! worse, parses as something else, so its first marker is reported at its line instead.
+//! Jinja anywhere else (a bare `{{ }}` in a query, an audit, an efmesh project) is read as SQL
+//! by SQLMesh too, or not at all: read as SQL, a template either fails to parse or, worse,
+//! parses as something else, so its first marker is reported at its line instead.
 
 use crate::diagnostic::{Diagnostic, Problem};
 use crate::location::Location;
@@ -68,67 +69,130 @@ pub struct JinjaEnv<'a> {
     pub gateway: Option<&'a str>,
 }
 
-/// `text` (model file `file`) with its `JINJA_QUERY_BEGIN; ... JINJA_END;` block rendered in
-/// place, or `None` when it has none. The rendered query keeps the template's lines (padded
+/// `text` (model file `file`) with its `JINJA_QUERY_BEGIN; ... JINJA_END;` block and its
+/// `JINJA_STATEMENT_BEGIN; ... JINJA_END;` blocks (pre- and post-statements) rendered in
+/// place, or `None` when it has none. Each rendered block keeps its template's lines (padded
 /// with empty lines when it is shorter), and the markers become spaces, so the MODEL block and
-/// the query's first lines keep their positions.
+/// the first lines of each block keep their positions.
 pub fn render_query_block(
     file: &str,
     text: &str,
     env: &JinjaEnv,
 ) -> Option<Result<String, Diagnostic>> {
-    let begin = find_word(text, "JINJA_QUERY_BEGIN", 0)?;
-    let loc_at = |offset: usize| {
-        let line = text[..offset].matches('\n').count() as u64 + 1;
-        let col = text[..offset]
-            .rsplit('\n')
-            .next()
-            .map_or(0, |l| l.chars().count()) as u64
-            + 1;
-        Location::new(file, (line, col), (line, col + 1))
+    let next = |from: usize| {
+        [QUERY_BEGIN, STATEMENT_BEGIN]
+            .into_iter()
+            .filter_map(|m| find_word(text, m, from).map(|at| (at, m)))
+            .min()
     };
+    let (first, _) = next(0)?;
+    let mut out = String::with_capacity(text.len() * 2);
+    out.push_str(&text[..first]);
+    let mut from = first;
+    let mut queries = 0;
+    while let Some((begin, marker)) = next(from) {
+        out.push_str(&text[from..begin]);
+        if marker == QUERY_BEGIN {
+            queries += 1;
+            if queries > 1 {
+                return Some(Err(Diagnostic::at(
+                    Problem::JinjaTemplate {
+                        message: "a model file holds one `JINJA_QUERY_BEGIN; ... JINJA_END;` block"
+                            .into(),
+                    },
+                    loc_at(file, text, begin),
+                )));
+            }
+        }
+        match render_block(file, text, begin, marker, env) {
+            Ok((after, rendered)) => {
+                out.push_str(&rendered);
+                from = after;
+            }
+            Err(d) => return Some(Err(d)),
+        }
+    }
+    out.push_str(&text[from..]);
+    Some(Ok(out))
+}
+
+const QUERY_BEGIN: &str = "JINJA_QUERY_BEGIN";
+const STATEMENT_BEGIN: &str = "JINJA_STATEMENT_BEGIN";
+
+/// The location of byte `offset` of `text`.
+fn loc_at(file: &str, text: &str, offset: usize) -> Location {
+    let line = text[..offset].matches('\n').count() as u64 + 1;
+    let col = text[..offset]
+        .rsplit('\n')
+        .next()
+        .map_or(0, |l| l.chars().count()) as u64
+        + 1;
+    Location::new(file, (line, col), (line, col + 1))
+}
+
+/// Render the block whose `marker` starts at byte `begin`: where the block ends (after its
+/// `JINJA_END;`) and what takes its place.
+fn render_block(
+    file: &str,
+    text: &str,
+    begin: usize,
+    marker: &str,
+    env: &JinjaEnv,
+) -> Result<(usize, String), Diagnostic> {
     let fail = |offset: usize, message: String| {
-        Some(Err(Diagnostic::at(
+        Diagnostic::at(
             Problem::JinjaTemplate { message },
-            loc_at(offset),
-        )))
+            loc_at(file, text, offset),
+        )
     };
-    let Some(body) = after_semicolon(text, begin + "JINJA_QUERY_BEGIN".len()) else {
-        return fail(begin, "`JINJA_QUERY_BEGIN` must be followed by `;`".into());
+    let Some(body) = after_semicolon(text, begin + marker.len()) else {
+        return Err(fail(begin, format!("`{marker}` must be followed by `;`")));
     };
     let Some(end) = find_word(text, "JINJA_END", body) else {
-        return fail(
+        return Err(fail(
             begin,
-            "`JINJA_QUERY_BEGIN;` has no `JINJA_END;` after it".into(),
-        );
+            format!("`{marker};` has no `JINJA_END;` after it"),
+        ));
     };
     let Some(after) = after_semicolon(text, end + "JINJA_END".len()) else {
-        return fail(end, "`JINJA_END` must be followed by `;`".into());
+        return Err(fail(end, "`JINJA_END` must be followed by `;`".into()));
     };
     let template = &text[body..end];
+    if marker == STATEMENT_BEGIN {
+        if let Some(k) = find_word(template, "RUNTIME_STAGE", 0) {
+            return Err(fail(
+                body + k,
+                "efmesh renders a Jinja statement once, when the model is read, so it cannot branch on `runtime_stage`; write the statement outside Jinja with `@IF(@runtime_stage = '...', ...)`".into(),
+            ));
+        }
+    }
     let rendered = match render(template, env) {
         Ok(r) => r,
         Err((line, message)) => {
             // the template's line, counted in the file
             let first = text[..body].matches('\n').count() as u64 + 1;
             let line = first + line.saturating_sub(1) as u64;
-            return Some(Err(Diagnostic::at(
+            return Err(Diagnostic::at(
                 Problem::JinjaTemplate { message },
                 Location::new(file, (line, 1), (line, 2)),
-            )));
+            ));
         }
     };
-    let rendered = match efmesh_macros(&rendered) {
-        Ok(r) => r,
-        Err(message) => return fail(body, message),
-    };
+    let mut rendered = efmesh_macros(&rendered).map_err(|message| fail(body, message))?;
+    if marker == STATEMENT_BEGIN
+        && !rendered.trim_end().ends_with(';')
+        && !rendered.trim().is_empty()
+    {
+        // the block's statements end where the block does
+        let trimmed = rendered.trim_end().len();
+        rendered.insert(trimmed, ';');
+    }
     let spaces = |s: &str| -> String {
         s.chars()
             .map(|c| if c == '\n' { '\n' } else { ' ' })
             .collect()
     };
-    let mut out = String::with_capacity(text.len() + rendered.len());
-    out.push_str(&text[..begin]);
+    let mut out = String::with_capacity(rendered.len() + 64);
     out.push_str(&spaces(&text[begin..body]));
     out.push_str(&rendered);
     let missing = template
@@ -137,8 +201,7 @@ pub fn render_query_block(
         .saturating_sub(rendered.matches('\n').count());
     out.extend(std::iter::repeat_n('\n', missing));
     out.push_str(&spaces(&text[end..after]));
-    out.push_str(&text[after..]);
-    Some(Ok(out))
+    Ok((after, out))
 }
 
 /// Render `template` with the project's macros prepended; an error carries the template's own
@@ -305,6 +368,31 @@ mod tests {
             macros,
             gateway: Some("local"),
         }
+    }
+
+    #[test]
+    fn jinja_statements_render_in_place_around_a_plain_or_jinja_query() {
+        let vars = std::collections::BTreeMap::new();
+        let env = jinja_env(&vars, "");
+        let text = "MODEL (name a.b);\nJINJA_STATEMENT_BEGIN;\n{% for t in ['x', 'y'] %}CREATE TABLE IF NOT EXISTS {{ t }} (a INT);\n{% endfor %}\nJINJA_END;\nSELECT 1 AS a;\nJINJA_STATEMENT_BEGIN;\nDELETE FROM {{ this_model }} WHERE d < '{{ start_ds }}'\nJINJA_END;\n";
+        let out = render_query_block("m.sql", text, &env).unwrap().unwrap();
+        assert!(
+            out.contains(
+                "CREATE TABLE IF NOT EXISTS x (a INT);\nCREATE TABLE IF NOT EXISTS y (a INT);"
+            ),
+            "{out}"
+        );
+        // the block's last statement ends with it
+        assert!(
+            out.contains("DELETE FROM @this_model WHERE d < @start_ds;"),
+            "{out}"
+        );
+        assert!(out.contains("\nSELECT 1 AS a;\n"), "{out}");
+        assert!(!out.contains("JINJA"), "{out}");
+        // two query blocks are refused at the second
+        let two = "MODEL (name a.b);\nJINJA_QUERY_BEGIN;\nSELECT 1\nJINJA_END;\nJINJA_QUERY_BEGIN;\nSELECT 2\nJINJA_END;\n";
+        let d = render_query_block("m.sql", two, &env).unwrap().unwrap_err();
+        assert_eq!(d.location.map(|l| l.line), Some(5));
     }
 
     #[test]

@@ -18,3 +18,8 @@ SELECT
 
 INSERT INTO ops.batches
 SELECT @runtime_stage, @tag, @start_ds, @end_ds, count(*) FROM @this_model;
+
+JINJA_STATEMENT_BEGIN;
+INSERT INTO ops.batches
+SELECT 'jinja {{ var("zip_default") }}', (SELECT count(*) FROM {{ this_model }})::TEXT, '{{ start_ds }}', '{{ end_ds }}', {% for i in range(3) %}{{ i }} + {% endfor %}0;
+JINJA_END;

@@ -361,3 +361,17 @@ fn union_writes_the_common_columns_as_sqlmesh_does() {
     );
     assert!(err("@UNION('some', foo.a, foo.b)").contains("invalid type 'some'"));
 }
+
+#[test]
+fn time_macros_inside_a_macro_call_stay_time_macros() {
+    // a macro's result carries its call's span, so `@` and the name come out with one span
+    let tokens = tokenize(
+        "m.sql",
+        "SELECT @IF(@region = 'eu', @start_ds, NULL) AS s FROM t",
+        Dialect::DuckDb,
+    )
+    .unwrap();
+    let (q, _) = crate::sql::prepare_query_in(&tokens, "m.sql", Dialect::DuckDb, false, &env())
+        .unwrap_or_else(|e| panic!("{:?}", e.iter().map(|d| d.to_string()).collect::<Vec<_>>()));
+    assert_eq!(q.canonical, "SELECT @start_ds AS s FROM t");
+}
