@@ -1290,6 +1290,41 @@ fn jinja_queries_render_with_macros_variables_and_each_batchs_range_as_in_sqlmes
         rows(p.path(), "prod", "SELECT DISTINCT region FROM m.jinja_full"),
         ["us"]
     );
+    // a Jinja audit takes each call's arguments, then its defaults: as in SQLMesh 0.236.4, a
+    // threshold of 70 finds one row, the default of 1000 none
+    let model = p.path().join("models/jinja_full.sql");
+    let text = std::fs::read_to_string(&model).unwrap();
+    std::fs::write(
+        &model,
+        text.replace(
+            "jinja_at_most(column := doubled)",
+            "jinja_at_most(column := doubled, threshold := 70)",
+        ),
+    )
+    .unwrap();
+    let out = efmesh_at(p.path(), NOW, &["apply", "prod", "--yes"]);
+    assert!(!out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("jinja_at_most") && err.contains("1 violation "),
+        "{err}"
+    );
+    // an argument used for more than its value would render alike for every call: refused
+    let audit = p.path().join("audits/jinja_audits.sql");
+    let audit_text = std::fs::read_to_string(&audit).unwrap();
+    std::fs::write(
+        &audit,
+        audit_text.replace(
+            "WHERE {{ column }}",
+            "WHERE {% if column %}{{ column }}{% endif %}",
+        ),
+    )
+    .unwrap();
+    let d = refused(p.path(), "jinja-template");
+    assert_eq!(d["location"]["file"], "audits/jinja_audits.sql", "{d}");
+    assert_eq!(d["location"]["line"], 9, "{d}");
+    std::fs::write(&audit, audit_text).unwrap();
+    std::fs::write(&model, text).unwrap();
     // a template that does not render is refused at check, at its line in the model file
     std::fs::write(
         p.path().join("models/jinja_full.sql"),

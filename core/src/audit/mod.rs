@@ -101,6 +101,24 @@ pub fn parse_audit_file(
     text: &str,
     dialect: Dialect,
 ) -> (Vec<AuditDef>, Vec<Diagnostic>) {
+    parse_audit_file_in(file, text, dialect, None)
+}
+
+/// [`parse_audit_file`] in a SQLMesh project, whose audits may be Jinja queries
+/// (`JINJA_QUERY_BEGIN; ... JINJA_END;`): rendered first, each argument as its macro
+/// ([`sql::jinja::render_audit_blocks`]).
+pub fn parse_audit_file_in(
+    file: &str,
+    text: &str,
+    dialect: Dialect,
+    jinja: Option<&sql::jinja::JinjaEnv>,
+) -> (Vec<AuditDef>, Vec<Diagnostic>) {
+    let rendered = match jinja.and_then(|env| sql::jinja::render_audit_blocks(file, text, env)) {
+        Some(Ok(r)) => Some(r),
+        Some(Err(d)) => return (vec![], vec![d]),
+        None => None,
+    };
+    let text = rendered.as_deref().unwrap_or(text);
     match sql::tokenize(file, text, dialect) {
         Ok(tokens) => parse_audit_tokens(file, &tokens, dialect),
         Err(d) => (vec![], vec![d]),

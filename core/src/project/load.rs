@@ -130,8 +130,20 @@ fn named_audits(
 ) -> BTreeMap<String, AuditDef> {
     let dialect = sources.config.dialect();
     let mut audits: BTreeMap<String, AuditDef> = BTreeMap::new();
+    // a SQLMesh project's Jinja audits render with its variables and `{% macro %}`s
+    let jinja_audits = sources.config.is_sqlmesh()
+        && sources
+            .audits
+            .iter()
+            .any(|src| src.text.to_ascii_uppercase().contains("JINJA_QUERY_BEGIN"));
+    let macros = jinja_audits.then(|| super::macros::macro_env(sources).0);
+    let jinja = macros.as_ref().map(|m| crate::sql::jinja::JinjaEnv {
+        variables: &m.jinja_variables,
+        macros: &m.jinja_macros,
+        gateway: sources.config.sqlmesh_gateway.as_deref(),
+    });
     let from_files = sources.audits.iter().map(|src| {
-        let (defs, d) = audit::parse_audit_file(&src.path, &src.text, dialect);
+        let (defs, d) = audit::parse_audit_file_in(&src.path, &src.text, dialect, jinja.as_ref());
         diags.extend(d);
         defs
     });

@@ -79,9 +79,39 @@ pub fn render_query_block(
     text: &str,
     env: &JinjaEnv,
 ) -> Option<Result<String, Diagnostic>> {
+    render_blocks(file, text, env, false)
+}
+
+/// An AUDIT file's text (or a model file's inline audits) with each audit's
+/// `JINJA_QUERY_BEGIN; ... JINJA_END;` query rendered in place, or `None` when it has none.
+/// SQLMesh renders an audit per call, with the call's arguments (and the audit's `defaults`)
+/// as Jinja variables; efmesh renders it once, each argument as its macro (`{{ column }}` is
+/// `@column`), which each call then binds as it binds any audit argument. An argument used for
+/// anything but its value (`{% if column == 'x' %}`, `{{ column | upper }}`) would render the
+/// same for every call, so it is refused.
+pub fn render_audit_blocks(
+    file: &str,
+    text: &str,
+    env: &JinjaEnv,
+) -> Option<Result<String, Diagnostic>> {
+    render_blocks(file, text, env, true)
+}
+
+fn render_blocks(
+    file: &str,
+    text: &str,
+    env: &JinjaEnv,
+    audit: bool,
+) -> Option<Result<String, Diagnostic>> {
+    let markers: &[&str] = if audit {
+        &[QUERY_BEGIN]
+    } else {
+        &[QUERY_BEGIN, STATEMENT_BEGIN]
+    };
     let next = |from: usize| {
-        [QUERY_BEGIN, STATEMENT_BEGIN]
-            .into_iter()
+        markers
+            .iter()
+            .copied()
             .filter_map(|m| find_word(text, m, from).map(|at| (at, m)))
             .min()
     };
@@ -92,7 +122,7 @@ pub fn render_query_block(
     let mut queries = 0;
     while let Some((begin, marker)) = next(from) {
         out.push_str(&text[from..begin]);
-        if marker == QUERY_BEGIN {
+        if marker == QUERY_BEGIN && !audit {
             queries += 1;
             if queries > 1 {
                 return Some(Err(Diagnostic::at(
@@ -104,7 +134,7 @@ pub fn render_query_block(
                 )));
             }
         }
-        match render_block(file, text, begin, marker, env) {
+        match render_block(file, text, begin, marker, env, audit) {
             Ok((after, rendered)) => {
                 out.push_str(&rendered);
                 from = after;
@@ -138,6 +168,7 @@ fn render_block(
     begin: usize,
     marker: &str,
     env: &JinjaEnv,
+    audit: bool,
 ) -> Result<(usize, String), Diagnostic> {
     let fail = |offset: usize, message: String| {
         Diagnostic::at(
@@ -166,7 +197,7 @@ fn render_block(
             ));
         }
     }
-    let rendered = match render(template, env) {
+    let rendered = match render(template, env, audit) {
         Ok(r) => r,
         Err((line, message)) => {
             // the template's line, counted in the file
@@ -206,10 +237,15 @@ fn render_block(
 
 /// Render `template` with the project's macros prepended; an error carries the template's own
 /// line (1-based) when minijinja knows it.
-fn render(template: &str, env: &JinjaEnv) -> Result<String, (usize, String)> {
+fn render(template: &str, env: &JinjaEnv, audit: bool) -> Result<String, (usize, String)> {
     use minijinja::{Environment, Value};
     let mut jinja = Environment::new();
     jinja.set_keep_trailing_newline(true);
+    if audit {
+        for name in audit_arguments(template, env)? {
+            jinja.add_global(name.clone(), format!("@{name}"));
+        }
+    }
     let variables = env.variables.clone();
     jinja.add_function(
         "var",
@@ -253,6 +289,66 @@ fn render(template: &str, env: &JinjaEnv) -> Result<String, (usize, String)> {
             Err((line.max(1), message))
         }
     }
+}
+
+/// The variables an audit's template reads that nothing defines: its arguments. Each must be
+/// written alone in an output tag (`{{ column }}`), so rendering it as its macro is what
+/// SQLMesh renders for every call; the error carries the template line of another use.
+fn audit_arguments(template: &str, env: &JinjaEnv) -> Result<Vec<String>, (usize, String)> {
+    let macros = env.macros.trim_end();
+    let joined = format!("{macros}{template}");
+    let probe = minijinja::Environment::new();
+    let Ok(parsed) = probe.template_from_str(&joined) else {
+        // the render reports the syntax error at its line
+        return Ok(vec![]);
+    };
+    // what the template reads that neither the macros (their names) nor efmesh defines; a
+    // global a macro body reads is not one of the audit's arguments
+    let own = match probe.template_from_str(template) {
+        Ok(t) => t.undeclared_variables(false),
+        Err(_) => return Ok(vec![]),
+    };
+    let known = |n: &str| matches!(n, "var" | "gateway") || jinja_names().any(|j| *j == n);
+    let mut names: Vec<String> = parsed
+        .undeclared_variables(false)
+        .into_iter()
+        .filter(|n| !known(n) && own.contains(n))
+        .collect();
+    names.sort();
+    // every tag of the template, and whether it is an output tag
+    let mut at = 0;
+    while let Some(k) = template[at..].find('{') {
+        let open = at + k;
+        let rest = &template[open..];
+        let (output, close) = if rest.starts_with("{{") {
+            (true, "}}")
+        } else if rest.starts_with("{%") {
+            (false, "%}")
+        } else {
+            at = open + 1;
+            continue;
+        };
+        let Some(len) = rest[2..].find(close) else {
+            break;
+        };
+        let inner =
+            rest[2..2 + len].trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace());
+        for name in &names {
+            let plain = output && inner == name;
+            if !plain && find_word(inner, &name.to_ascii_uppercase(), 0).is_some() {
+                let line = template[..open].matches('\n').count() + 1;
+                return Err((
+                    line,
+                    format!(
+                        "the audit's argument `{name}` is used in `{}`; efmesh renders a Jinja audit once, with each argument as its macro, so an argument may only be written alone as `{{{{ {name} }}}}` (or as @{name} outside Jinja)",
+                        &rest[..2 + len + 2]
+                    ),
+                ));
+            }
+        }
+        at = open + 2 + len + 2;
+    }
+    Ok(names)
 }
 
 /// The rendered query with each time variable and `this_model` as efmesh's macro: `'...'`
@@ -368,6 +464,32 @@ mod tests {
             macros,
             gateway: Some("local"),
         }
+    }
+
+    #[test]
+    fn a_jinja_audit_renders_once_with_each_argument_as_its_macro() {
+        let vars = std::collections::BTreeMap::from([("r".to_string(), serde_json::json!("eu"))]);
+        let env = jinja_env(
+            &vars,
+            "{% macro gt(a, b) %}{{ a }} > {{ b }}{% endmacro %}\n",
+        );
+        let text = "AUDIT (name a, defaults (t = 1));\nJINJA_QUERY_BEGIN;\nSELECT * FROM {{ this_model }} WHERE {{ col }} > {{t}} AND r = '{{ var('r') }}'\nJINJA_END;\nAUDIT (name b);\nJINJA_QUERY_BEGIN;\nSELECT * FROM {{ this_model }} WHERE {{ gt('x', 2) }}\nJINJA_END;\n";
+        let out = render_audit_blocks("a.sql", text, &env).unwrap().unwrap();
+        assert!(
+            out.contains("SELECT * FROM @this_model WHERE @col > @t AND r = 'eu'"),
+            "{out}"
+        );
+        assert!(
+            out.contains("SELECT * FROM @this_model WHERE x > 2"),
+            "{out}"
+        );
+        // logic on an argument is refused at its line
+        let logic = "AUDIT (name a);\nJINJA_QUERY_BEGIN;\nSELECT 1\n{% for c in cols %}, {{ c }}{% endfor %}\nJINJA_END;\n";
+        let d = render_audit_blocks("a.sql", logic, &env)
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(d.location.map(|l| l.line), Some(4));
+        assert!(d.problem.to_string().contains("`cols`"), "{}", d.problem);
     }
 
     #[test]

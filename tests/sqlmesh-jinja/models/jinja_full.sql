@@ -1,4 +1,4 @@
-MODEL (name m.jinja_full, kind FULL);
+MODEL (name m.jinja_full, kind FULL, audits (jinja_at_most(column := doubled)));
 JINJA_QUERY_BEGIN;
 SELECT
   id,
