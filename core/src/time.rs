@@ -98,6 +98,10 @@ pub struct MacroTimes {
 /// working unchanged; `_ts` is a string without a zero fraction, `_dt` a TIMESTAMPTZ, `_dtntz`
 /// a TIMESTAMP, `_epoch` seconds as a float, `_millis` and `_hour` integers.
 pub fn bind_macro(name: &str, t: &MacroTimes) -> Option<String> {
+    #[cfg(feature = "analysis")]
+    if let Some(template) = name.strip_prefix(crate::sql::jinja::STRING_TEMPLATE) {
+        return crate::sql::jinja::render_string_template(template, &|v| jinja_text(v, t));
+    }
     match name {
         "start" => {
             return Some(format!(
@@ -145,6 +149,20 @@ pub fn bind_macro(name: &str, t: &MacroTimes) -> Option<String> {
         "millis" => millis.to_string(),
         "hour" => chrono::Timelike::hour(&at).to_string(),
         _ => return None,
+    })
+}
+
+/// What SQLMesh's Jinja writes for time variable `name` (Python's `str()` of its value): the
+/// text inside a string literal such as `'{{ start_ds }} 00:00'`.
+pub fn jinja_text(name: &str, t: &MacroTimes) -> Option<String> {
+    if !name.contains('_') {
+        return None;
+    }
+    let sql = bind_macro(name, t)?;
+    Some(match sql.split_once('\'') {
+        // `'text'` or `CAST('text' AS type)`
+        Some((_, rest)) => rest.split_once('\'')?.0.to_string(),
+        None => sql,
     })
 }
 

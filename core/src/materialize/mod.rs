@@ -59,6 +59,24 @@ pub fn create(d: &dyn SqlDialect, kind: &Kind, physical: &str, select: &str) -> 
     }
 }
 
+/// `select`'s rows with each declared column cast to its declared type, in the declared
+/// order: what SQLMesh creates a table from when a model declares every column's type, so the
+/// table holds exactly those types (`INT` stays `INT` where DuckDB's query says `BIGINT`).
+pub fn cast_to_declared(
+    d: &dyn SqlDialect,
+    columns: &[crate::model::ColumnDef],
+    select: &str,
+) -> String {
+    let list: Vec<String> = columns
+        .iter()
+        .map(|c| {
+            let name = d.ident(&c.name);
+            format!("CAST({name} AS {}) AS {name}", c.sql_type)
+        })
+        .collect();
+    format!("SELECT {} FROM ({select}) AS _subquery", list.join(", "))
+}
+
 /// A row shaped like a model's declared `columns`, typed NULLs: what a model that reads itself
 /// is created from, since its query cannot be described before its table exists.
 pub fn declared_shape(d: &dyn SqlDialect, columns: &[crate::model::ColumnDef]) -> String {

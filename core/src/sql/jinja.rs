@@ -197,6 +197,23 @@ fn render_block(
             ));
         }
     }
+    // `start` and `end` are words too common in templates to be taken for the variables
+    let time_names: Vec<String> = jinja_names()
+        .filter(|n| n.contains('_'))
+        .map(|n| n.to_string())
+        .collect();
+    if let Some((line, name, tag)) = misused(template, &time_names) {
+        let first = text[..body].matches('\n').count() + 1;
+        let line = (first + line - 1) as u64;
+        return Err(Diagnostic::at(
+            Problem::JinjaTemplate {
+                message: format!(
+                    "`{name}` is used in `{tag}`; efmesh renders a Jinja query once and binds the time variables per batch, so they may only be written as `{{{{ {name} }}}}` or `'{{{{ {name} }}}}'`; move the logic to SQL (`WHERE @{name} > ...`)"
+                ),
+            },
+            Location::new(file, (line, 1), (line, 2)),
+        ));
+    }
     let rendered = match render(template, env, audit) {
         Ok(r) => r,
         Err((line, message)) => {
@@ -315,7 +332,21 @@ fn audit_arguments(template: &str, env: &JinjaEnv) -> Result<Vec<String>, (usize
         .filter(|n| !known(n) && own.contains(n))
         .collect();
     names.sort();
-    // every tag of the template, and whether it is an output tag
+    if let Some((line, name, tag)) = misused(template, &names) {
+        return Err((
+            line,
+            format!(
+                "the audit's argument `{name}` is used in `{tag}`; efmesh renders a Jinja audit once, with each argument as its macro, so an argument may only be written alone as `{{{{ {name} }}}}` (or as @{name} outside Jinja)"
+            ),
+        ));
+    }
+    Ok(names)
+}
+
+/// The first tag of `template` that uses one of `names` for more than its value (anything but
+/// `{{ name }}` alone): its line, the name and the tag. Such a variable renders as a stand-in
+/// that efmesh replaces afterwards, so logic or a filter on it would see the stand-in.
+fn misused<'n>(template: &str, names: &'n [String]) -> Option<(usize, &'n str, String)> {
     let mut at = 0;
     while let Some(k) = template[at..].find('{') {
         let open = at + k;
@@ -328,33 +359,27 @@ fn audit_arguments(template: &str, env: &JinjaEnv) -> Result<Vec<String>, (usize
             at = open + 1;
             continue;
         };
-        let Some(len) = rest[2..].find(close) else {
-            break;
-        };
+        let len = rest[2..].find(close)?;
         let inner =
             rest[2..2 + len].trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace());
-        for name in &names {
+        for name in names {
             let plain = output && inner == name;
             if !plain && find_word(inner, &name.to_ascii_uppercase(), 0).is_some() {
                 let line = template[..open].matches('\n').count() + 1;
-                return Err((
-                    line,
-                    format!(
-                        "the audit's argument `{name}` is used in `{}`; efmesh renders a Jinja audit once, with each argument as its macro, so an argument may only be written alone as `{{{{ {name} }}}}` (or as @{name} outside Jinja)",
-                        &rest[..2 + len + 2]
-                    ),
-                ));
+                return Some((line, name, rest[..2 + len + 2].to_string()));
             }
         }
         at = open + 2 + len + 2;
     }
-    Ok(names)
+    None
 }
 
 /// The rendered query with each time variable and `this_model` as efmesh's macro: `'...'`
 /// around one becomes the macro itself (which renders as a quoted literal, as SQLMesh's
-/// `'{{ start_ds }}'` does), a bare one the macro. One inside a longer string cannot be
-/// written as a macro and is refused.
+/// `'{{ start_ds }}'` does), a bare one the macro. One inside a longer string literal is left
+/// there: [`string_template`] turns such a literal into one macro that renders the whole string
+/// per batch, as SQLMesh's Jinja writes it. `this_model` inside a string, or a time variable
+/// without a text form, is refused.
 fn efmesh_macros(rendered: &str) -> Result<String, String> {
     let mut out = rendered.to_string();
     for name in jinja_names() {
@@ -365,18 +390,62 @@ fn efmesh_macros(rendered: &str) -> Result<String, String> {
     // what is left is bare, or inside a longer string
     for name in jinja_names() {
         let s = sentinel(name);
-        if let Some(at) = out.find(&s) {
+        let mut from = 0;
+        while let Some(k) = out[from..].find(&s) {
+            let at = from + k;
             let line_start = out[..at].rfind('\n').map_or(0, |k| k + 1);
             let quotes = out[line_start..at].matches('\'').count();
             if quotes % 2 == 1 {
-                return Err(format!(
-                    "`{{{{ {name} }}}}` is inside a longer string literal, which efmesh cannot render per batch; write it alone in its quotes (`'{{{{ {name} }}}}'`) and concatenate, or use @{name}"
-                ));
+                if *name == crate::sql::macros::THIS_MODEL || !has_text_form(name) {
+                    return Err(format!(
+                        "`{{{{ {name} }}}}` is inside a longer string literal, which efmesh cannot render per batch; write it alone in its quotes (`'{{{{ {name} }}}}'`) and concatenate, or use @{name}"
+                    ));
+                }
+                from = at + s.len();
+                continue;
             }
-            out = out.replace(&s, &format!("@{name}"));
+            out.replace_range(at..at + s.len(), &format!("@{name}"));
+            from = at;
         }
     }
     Ok(out)
+}
+
+/// Whether a time variable has the text SQLMesh's Jinja writes for it
+/// ([`crate::time::jinja_text`]).
+fn has_text_form(name: &str) -> bool {
+    name.contains('_')
+}
+
+/// The prefix of the macro a string literal holding Jinja time variables becomes.
+pub const STRING_TEMPLATE: &str = "jinja_string:";
+
+/// A string literal's value holding time variables left inside it by a Jinja template
+/// (`'{{ start_ds }} 00:00'`), as the macro that renders it (`jinja_string:` and the text,
+/// the variables marked): bound per batch by [`crate::time::bind_macro`], so the literal reads
+/// as SQLMesh renders it for that batch.
+pub fn string_template(value: &str) -> Option<String> {
+    value
+        .contains("__efmesh_jinja_")
+        .then(|| format!("{STRING_TEMPLATE}{value}"))
+}
+
+/// The literal a string template renders to: each marked time variable replaced by its text.
+pub fn render_string_template(
+    template: &str,
+    text: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(k) = rest.find("__efmesh_jinja_") {
+        out.push_str(&rest[..k]);
+        let after = &rest[k + "__efmesh_jinja_".len()..];
+        let end = after.find("__")?;
+        out.push_str(&text(&after[..end])?);
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Some(crate::quote::literal(&out))
 }
 
 /// The `jinja` error for a file whose tokens hold Jinja, at the first marker.
@@ -578,11 +647,61 @@ mod tests {
         assert!(e.to_string().contains("JINJA_END"), "{e}");
         let e = render_query_block(
             "m.sql",
-            "MODEL (name a.b);\nJINJA_QUERY_BEGIN;\nSELECT '{{ start_ds }}T00' AS s\nJINJA_END;",
+            "MODEL (name a.b);\nJINJA_QUERY_BEGIN;\nSELECT 'x{{ this_model }}' AS s\nJINJA_END;",
             &jinja_env(&vars, ""),
         )
         .unwrap()
         .unwrap_err();
         assert!(e.to_string().contains("inside a longer string"), "{e}");
+    }
+
+    #[test]
+    fn logic_on_a_time_variable_is_refused_at_its_line() {
+        let vars = std::collections::BTreeMap::new();
+        let e = render_query_block(
+            "m.sql",
+            "MODEL (name a.b);\nJINJA_QUERY_BEGIN;\nSELECT 1 AS a\n{% if start_ds > '2024-01-01' %}, 2 AS b{% endif %}\nJINJA_END;",
+            &jinja_env(&vars, ""),
+        )
+        .unwrap()
+        .unwrap_err();
+        assert_eq!(e.location.as_ref().map(|l| l.line), Some(4));
+        assert!(e.to_string().contains("start_ds"), "{e}");
+    }
+
+    #[test]
+    fn a_time_variable_inside_a_longer_string_renders_per_batch_as_sqlmesh_writes_it() {
+        let vars = std::collections::BTreeMap::new();
+        let out = render_query_block(
+            "m.sql",
+            "MODEL (name a.b);\nJINJA_QUERY_BEGIN;\nSELECT '{{ start_ds }}T00:{{ end_hour }}' AS s\nJINJA_END;",
+            &jinja_env(&vars, ""),
+        )
+        .unwrap()
+        .unwrap();
+        let tokens = crate::sql::tokenize("m.sql", &out, crate::sql::Dialect::DuckDb).unwrap();
+        let folded = crate::sql::macros::fold_macros(&tokens, "m.sql", false).unwrap();
+        let name = folded
+            .iter()
+            .find_map(|t| match &t.token {
+                Token::Placeholder(p) => Some(p.trim_start_matches('@').to_string()),
+                _ => None,
+            })
+            .unwrap();
+        let day = |d: u32| {
+            chrono::NaiveDate::from_ymd_opt(2024, 3, d)
+                .unwrap()
+                .and_hms_opt(0, 0, 0)
+                .unwrap()
+        };
+        let times = crate::time::MacroTimes {
+            start: day(1),
+            end: day(2),
+            execution: day(3),
+        };
+        assert_eq!(
+            crate::time::bind_macro(&name, &times).as_deref(),
+            Some("'2024-03-01T00:23'")
+        );
     }
 }

@@ -91,6 +91,17 @@ fn fold(
                 }
             }
         }
+        // a string a Jinja template left time variables in renders per batch
+        if let Token::SingleQuotedString(v) = &t.token {
+            if let Some(template) = crate::sql::jinja::string_template(v) {
+                out.push(TokenWithSpan::new(
+                    Token::Placeholder(format!("@{template}")),
+                    t.span,
+                ));
+                i += 1;
+                continue;
+            }
+        }
         out.push(t.clone());
         i += 1;
     }

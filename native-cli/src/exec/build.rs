@@ -298,11 +298,27 @@ fn shaping_select(
     now: DateTime<Utc>,
     d: &dyn efmesh_core::sql::dialect::SqlDialect,
 ) -> Result<String, Error> {
+    let m = &project.models[i];
     if project.reads_itself[i] {
-        let columns = project.models[i].columns.as_deref().unwrap_or_default();
+        let columns = m.columns.as_deref().unwrap_or_default();
         return Ok(materialize::declared_shape(d, columns));
     }
-    render.whole(i, now)
+    let select = render.whole(i, now)?;
+    // SQLMesh creates a table of a model that declares its columns with their declared types
+    // (views and SCD tables keep the query's)
+    let casts = matches!(
+        m.kind,
+        Kind::Full
+            | Kind::IncrementalByTimeRange { .. }
+            | Kind::IncrementalByUniqueKey { .. }
+            | Kind::IncrementalByPartition { .. }
+    );
+    match &m.columns {
+        Some(columns) if casts && project.config.is_sqlmesh() => {
+            Ok(materialize::cast_to_declared(d, columns, &select))
+        }
+        _ => Ok(select),
+    }
 }
 
 /// Bring kept physics in line with a forward-only version: add its new columns; the ones it no
