@@ -174,6 +174,16 @@ fn variables_and_the_macro_language_build_what_sqlmesh_builds() {
         .args(["apply", "prod", "--yes"])
         .assert()
         .success();
+    // a model that declares its columns gets a table of exactly those types, as SQLMesh's
+    // CTAS casts to them (DuckDB's query says INTEGER and DECIMAL(2,1) here)
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT typeof(id), typeof(amount) FROM raw.shop_b LIMIT 1"
+        ),
+        ["BIGINT,DOUBLE"]
+    );
     // recorded from SQLMesh: (1250, 3000, '44610f911284404da78272b33ec79db3', 1, 6)
     assert_eq!(
         rows(p.path(), "prod", "SELECT * FROM mart.by_region"),
