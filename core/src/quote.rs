@@ -18,11 +18,106 @@ pub fn ident(s: &str) -> String {
 /// case-insensitively), and anything else quoted. Every engine, view and physical name
 /// efmesh writes goes through here, so a name that slipped past `check` is still one name.
 pub fn name_part(s: &str) -> String {
-    if is_plain(s) {
+    if is_plain(s) && !is_reserved(s) {
         s.to_string()
     } else {
         ident(s)
     }
+}
+
+/// The words DuckDB (`duckdb_keywords()`, category `reserved`) and PostgreSQL reserve: a
+/// schema or table named like one (`default`, `order`) is written quoted.
+const RESERVED: &[&str] = &[
+    "all",
+    "analyse",
+    "analyze",
+    "and",
+    "any",
+    "array",
+    "as",
+    "asc",
+    "asymmetric",
+    "authorization",
+    "both",
+    "case",
+    "cast",
+    "check",
+    "collate",
+    "column",
+    "constraint",
+    "create",
+    "current_date",
+    "current_time",
+    "current_timestamp",
+    "current_user",
+    "default",
+    "deferrable",
+    "desc",
+    "describe",
+    "distinct",
+    "do",
+    "else",
+    "end",
+    "except",
+    "false",
+    "fetch",
+    "for",
+    "foreign",
+    "from",
+    "grant",
+    "group",
+    "having",
+    "in",
+    "initially",
+    "intersect",
+    "into",
+    "lambda",
+    "lateral",
+    "leading",
+    "limit",
+    "localtime",
+    "localtimestamp",
+    "not",
+    "null",
+    "offset",
+    "on",
+    "only",
+    "or",
+    "order",
+    "pivot",
+    "pivot_longer",
+    "pivot_wider",
+    "placing",
+    "primary",
+    "qualify",
+    "references",
+    "returning",
+    "select",
+    "session_user",
+    "show",
+    "some",
+    "summarize",
+    "symmetric",
+    "table",
+    "then",
+    "to",
+    "trailing",
+    "true",
+    "union",
+    "unique",
+    "unpivot",
+    "user",
+    "using",
+    "variadic",
+    "when",
+    "where",
+    "window",
+    "with",
+];
+
+/// Whether `part` is a word the engines reserve, which a name must quote.
+pub fn is_reserved(part: &str) -> bool {
+    RESERVED.contains(&part.to_ascii_lowercase().as_str())
 }
 
 /// Whether `part` is a plain SQL identifier: letters, digits and `_`, not starting with a

@@ -45,7 +45,18 @@ impl SeedFormat {
     }
 }
 
-/// The file's columns as written: the CSV header, or every JSON key in first-seen order.
+/// A CSV header cell as the column's name: spaces around a plain identifier are dropped
+/// (`id, name` names `name`), as SQLMesh reads a seed's header by parsing each cell as an
+/// identifier; a cell that is no plain identifier (`a b`) is kept as written.
+fn header_name(cell: &str) -> String {
+    let t = cell.trim();
+    let plain = t.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && t.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if plain { t } else { cell }.to_string()
+}
+
+/// The file's columns as written (a CSV header cell without the spaces around it): the CSV
+/// header, or every JSON key in first-seen order.
 /// An error says why the file is not of its format, or that it has no columns at all.
 pub fn columns(format: SeedFormat, bytes: &[u8]) -> Result<Vec<String>, String> {
     let cols = match format {
@@ -54,7 +65,7 @@ pub fn columns(format: SeedFormat, bytes: &[u8]) -> Result<Vec<String>, String> 
                 .has_headers(true)
                 .from_reader(bytes);
             let header = rdr.headers().map_err(|e| e.to_string())?;
-            let cols: Vec<String> = header.iter().map(str::to_string).collect();
+            let cols: Vec<String> = header.iter().map(header_name).collect();
             if cols.iter().all(|c| c.trim().is_empty()) {
                 vec![]
             } else {

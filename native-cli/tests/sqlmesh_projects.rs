@@ -826,6 +826,34 @@ fn idioms_of_public_sqlmesh_projects_build_what_sqlmesh_builds() {
         rows(p.path(), "prod", "SELECT * FROM mart.daily ORDER BY ALL"),
         ["2026-01-01,10.50,web,2", "2026-01-02,21.50,web,2"]
     );
+    // as SQLMesh typed it: `SUM` of a DECIMAL(10,2) keeps it (DuckDB says DECIMAL(38,2))
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT typeof(total) FROM mart.daily LIMIT 1"
+        ),
+        ["\"DECIMAL(10,2)\""]
+    );
+    // a header with spaces after its commas names its columns without them (the values keep
+    // theirs), and REAL arithmetic gets sqlglot's DOUBLE where DuckDB says FLOAT, as SQLMesh
+    // built it; the non-blocking copy of `number_of_rows` warned and let the model build
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT id, name, doubled, priced, typeof(doubled), typeof(priced) FROM mart.priced ORDER BY id"
+        ),
+        [
+            "1, stripe,1.0,1.9950000047683716,DOUBLE,DOUBLE",
+            "2, airbnb,2.5,4.987500190734863,DOUBLE,DOUBLE"
+        ]
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("number_of_rows_non_blocking"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // a CSV seed without `columns` is typed as pandas types it, and pandas' missing-value
     // markers (NULL, None, NA, N/A, nan) are NULL in every column
@@ -1489,5 +1517,30 @@ fn model_statements_run_around_writes_and_promotions_as_in_sqlmesh() {
             "SELECT * FROM mart.customers ORDER BY ALL"
         ),
         ["1,00000", "2,"]
+    );
+}
+
+#[test]
+fn models_named_without_a_schema_are_in_schema_default_as_in_sqlmesh() {
+    let p = fixture("sqlmesh-no-schema");
+    checks(p.path());
+    ok_at(p.path(), NOW, &["apply", "prod", "--yes"]);
+    // as SQLMesh 0.236.4 built them: each read by its one-part name, a CTE of a model's name
+    // read as the CTE, a model named like a reserved word
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT * FROM \"default\".\"order\" ORDER BY ALL"
+        ),
+        ["2,10", "4,10"]
+    );
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema = 'default' ORDER BY ALL"
+        ),
+        ["default,doubled", "default,numbers", "default,order"]
     );
 }

@@ -32,6 +32,17 @@ pub const BUILTIN_AUDITS: &[(&str, &[&str])] = &[
     ("not_empty_string", &["column"]),
 ];
 
+/// The built-in audit `name` calls, and whether it is its non-blocking copy: SQLMesh defines
+/// `<builtin>_non_blocking` for every built-in (`number_of_rows_non_blocking`), the same check
+/// as a warning.
+pub fn builtin_of(name: &str) -> Option<(&'static str, bool)> {
+    let find = |n: &str| BUILTIN_AUDITS.iter().map(|(b, _)| *b).find(|b| *b == n);
+    match find(name) {
+        Some(b) => Some((b, false)),
+        None => find(name.strip_suffix("_non_blocking")?).map(|b| (b, true)),
+    }
+}
+
 /// Arguments a built-in audit may be given besides its required ones. Every built-in takes
 /// SQLMesh's `condition`, a filter on the rows audited.
 pub const BUILTIN_OPTIONAL: &[(&str, &[&str])] =
@@ -296,7 +307,10 @@ pub fn check_call<'a>(
                 "true or false"
             }
             "scope" if query::Scope::parse(v).is_none() => "'per_interval' or 'whole'",
-            "unit" if call.name == "assert_no_gaps" && builtin::gap_unit(v).is_none() => {
+            "unit"
+                if builtin_of(&call.name).map(|(b, _)| b) == Some("assert_no_gaps")
+                    && builtin::gap_unit(v).is_none() =>
+            {
                 "'minute', 'hour', 'day', 'week' or 'month'"
             }
             _ => continue,
@@ -308,9 +322,10 @@ pub fn check_call<'a>(
             expected,
         });
     }
-    if let Some((_, required)) = BUILTIN_AUDITS.iter().find(|(n, _)| *n == call.name) {
+    let base = builtin_of(&call.name).map(|(b, _)| b);
+    if let Some((base, required)) = BUILTIN_AUDITS.iter().find(|(n, _)| Some(*n) == base) {
         for (k, v) in &call.args {
-            if let Some(reason) = builtin::argument_problem(&call.name, k, v, dialect) {
+            if let Some(reason) = builtin::argument_problem(base, k, v, dialect) {
                 return at(Problem::BadAuditArgument {
                     audit: call.name.clone(),
                     arg: k.clone(),
@@ -321,7 +336,7 @@ pub fn check_call<'a>(
         }
         let optional = BUILTIN_OPTIONAL
             .iter()
-            .filter(|(n, _)| *n == call.name)
+            .filter(|(n, _)| n == base)
             .flat_map(|(_, o)| o.iter());
         let known: Vec<&str> = required
             .iter()
@@ -376,6 +391,26 @@ pub fn check_call<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_builtin_has_its_non_blocking_copy_as_in_sqlmesh() {
+        assert_eq!(builtin_of("not_null"), Some(("not_null", false)));
+        assert_eq!(
+            builtin_of("number_of_rows_non_blocking"),
+            Some(("number_of_rows", true))
+        );
+        assert_eq!(builtin_of("mine_non_blocking"), None);
+        let call = AuditCall {
+            name: "number_of_rows_non_blocking".into(),
+            args: vec![("threshold".into(), "0".into())],
+            location: Location::file_only("m.sql"),
+        };
+        assert!(check_call(&call, &|_| None, &[], Dialect::DuckDb).is_none());
+        let q = query::resolve(&call, &|_| None).unwrap();
+        assert!(!q.blocking);
+        let (sql, _) = q.sql("t", Dialect::DuckDb, &|_| None, &|_| None).unwrap();
+        assert!(sql.to_ascii_lowercase().contains("count"), "{sql}");
+    }
 
     #[test]
     fn parses_several_audits_in_one_file() {

@@ -79,8 +79,8 @@ pub fn resolve<'a>(
     call: &'a AuditCall,
     named: &dyn Fn(&str) -> Option<&'a AuditDef>,
 ) -> Option<AuditQuery<'a>> {
-    let builtin = super::BUILTIN_AUDITS.iter().any(|(n, _)| *n == call.name);
-    let def = if builtin {
+    let builtin = super::builtin_of(&call.name);
+    let def = if builtin.is_some() {
         None
     } else {
         Some(named(&call.name)?)
@@ -91,7 +91,9 @@ pub fn resolve<'a>(
         .unwrap_or(Scope::Everywhere);
     let blocking = match arg("blocking") {
         Some(v) => !v.eq_ignore_ascii_case("false"),
-        None => def.and_then(|d| d.blocking).unwrap_or(true),
+        None => def
+            .and_then(|d| d.blocking)
+            .unwrap_or(!builtin.is_some_and(|(_, non_blocking)| non_blocking)),
     };
     Some(AuditQuery {
         call,
@@ -136,7 +138,9 @@ impl AuditQuery<'_> {
                 .map(|(_, v)| v.clone())
         };
         let Some(def) = self.def else {
-            return builtin::builtin_sql(&self.call.name, &arg, relation, dialect)
+            let base =
+                super::builtin_of(&self.call.name).map_or(self.call.name.as_str(), |(b, _)| b);
+            return builtin::builtin_sql(base, &arg, relation, dialect)
                 .ok_or_else(|| format!("`{}` is not a built-in audit", self.call.name));
         };
         let audited = if relation.starts_with('(') {

@@ -67,11 +67,21 @@ pub fn cast_to_declared(
     columns: &[crate::model::ColumnDef],
     select: &str,
 ) -> String {
+    let typed: Vec<(String, String)> = columns
+        .iter()
+        .map(|c| (c.name.clone(), c.sql_type.clone()))
+        .collect();
+    cast_to(d, &typed, select)
+}
+
+/// `select`'s rows with each `(column, type)` cast to its type, in that order: SQLMesh's
+/// wrapper around a query whose every column type it knows, declared or inferred.
+pub fn cast_to(d: &dyn SqlDialect, columns: &[(String, String)], select: &str) -> String {
     let list: Vec<String> = columns
         .iter()
-        .map(|c| {
-            let name = d.ident(&c.name);
-            format!("CAST({name} AS {}) AS {name}", c.sql_type)
+        .map(|(n, t)| {
+            let name = d.ident(n);
+            format!("CAST({name} AS {t}) AS {name}")
         })
         .collect();
     format!("SELECT {} FROM ({select}) AS _subquery", list.join(", "))

@@ -726,6 +726,12 @@ fn interpret(
                         Some(c) => crate::sql::catalog::strip(&n, c),
                         None => n,
                     };
+                    // SQLMesh puts a model named without a schema in schema `default`
+                    let n = if env.sqlmesh && !n.contains('.') && !n.is_empty() {
+                        format!("{}.{n}", crate::sql::catalog::DEFAULT_SCHEMA)
+                    } else {
+                        n
+                    };
                     if let Some(mut reason) = crate::naming::name_problem(&n) {
                         let parts: Vec<&str> = n.split('.').collect();
                         if let (Some(c), [other, _, _]) = (&env.catalog, parts.as_slice()) {

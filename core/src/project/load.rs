@@ -24,6 +24,9 @@ pub fn load_parsed(
     let mut diags: Vec<Diagnostic> = sources.config_diagnostics.clone();
     let (models, failed_files) = collect_models(sources, parsed, &mut diags);
     let (mut models, index) = unique_names(models, &mut diags);
+    if sources.config.is_sqlmesh() {
+        qualify_default_schema(&mut models);
+    }
     // what this build of efmesh cannot do is refused here, never halfway through an apply
     diags.extend(crate::support::check(&sources.config, &models));
     let audits = named_audits(sources, &models, &mut diags);
@@ -53,6 +56,11 @@ pub fn load_parsed(
     );
     check_column_descriptions(&models, &columns, &mut diags);
     let fingerprints = fingerprints(&models, &dag, &seeds.hashes);
+    let inferred_types = if sqlmesh {
+        inferred_types(&models, &dag, &index)
+    } else {
+        vec![None; models.len()]
+    };
 
     diagnostic::sort(&mut diags);
     let has_errors = failed_files || diags.iter().any(|d| d.is_error());
@@ -66,11 +74,85 @@ pub fn load_parsed(
         seed_columns: seeds.columns,
         reads_itself,
         audits,
+        inferred_types,
         index,
     });
     Loaded {
         project,
         diagnostics: diags,
+    }
+}
+
+/// The types SQLMesh casts each model's table to when it does not declare its columns: what
+/// sqlglot infers for its query, over its parents' declared or inferred types
+/// (`sql::annotate`); `None` where any column's type is not known, as SQLMesh then casts
+/// nothing.
+fn inferred_types(
+    models: &[Model],
+    dag: &Dag,
+    index: &HashMap<String, usize>,
+) -> Vec<Option<Vec<(String, String)>>> {
+    use crate::sql::annotate::{output_types, Ty};
+    // per model, its columns with their types as the models below it see them
+    let mut typed: Vec<Option<Vec<(String, Ty)>>> = vec![None; models.len()];
+    let mut out: Vec<Option<Vec<(String, String)>>> = vec![None; models.len()];
+    for &i in dag.topological_order() {
+        let m = &models[i];
+        if let Some(cols) = &m.columns {
+            typed[i] = Some(
+                cols.iter()
+                    .map(|c| (c.name.clone(), Ty::parse(&c.sql_type)))
+                    .collect(),
+            );
+            continue;
+        }
+        let Some(ast) = m.query.as_ref().and_then(|q| q.ast()) else {
+            continue;
+        };
+        let catalog = |n: &str| -> Option<Vec<(String, Ty)>> {
+            let p = *index.get(n)?;
+            if p == i {
+                return None;
+            }
+            typed[p].clone()
+        };
+        let Some(cols) = output_types(ast, &catalog) else {
+            continue;
+        };
+        let mut names: Vec<&str> = cols.iter().map(|(n, _)| n.as_str()).collect();
+        names.sort_unstable();
+        let unique = names.windows(2).all(|w| w[0] != w[1]);
+        let sql: Option<Vec<(String, String)>> = cols
+            .iter()
+            .map(|(n, t)| Some((n.clone(), t.sql()?)))
+            .collect();
+        if unique {
+            out[i] = sql;
+        }
+        typed[i] = Some(cols);
+    }
+    out
+}
+
+/// A SQLMesh model named without a schema lives in schema `default`, and other models read it
+/// by its one-part name (`FROM orders`): such references are written `default.orders` before
+/// anything resolves them.
+fn qualify_default_schema(models: &mut [Model]) {
+    let prefix = format!("{}.", crate::sql::catalog::DEFAULT_SCHEMA);
+    let tables: std::collections::HashSet<String> = models
+        .iter()
+        .filter_map(|m| m.name.strip_prefix(&prefix).map(str::to_string))
+        .collect();
+    if tables.is_empty() {
+        return;
+    }
+    for m in models.iter_mut() {
+        if let Some(q) = &mut m.query {
+            if let crate::sql::QueryForm::Parsed(ast) = &mut q.form {
+                crate::sql::catalog::qualify_default(ast, &tables);
+                q.canonical = ast.to_string();
+            }
+        }
     }
 }
 

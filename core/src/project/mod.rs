@@ -75,6 +75,10 @@ pub struct Project {
     pub reads_itself: Vec<bool>,
     /// Named audits from AUDIT files, by name.
     pub audits: BTreeMap<String, AuditDef>,
+    /// In a SQLMesh project, each output column (name, type) of a model that declares none, as
+    /// SQLMesh infers it and casts its table to (`None`: not every type is known, or the model
+    /// declares its columns, or the project is efmesh's own). Same index as `models`.
+    pub inferred_types: Vec<Option<Vec<(String, String)>>>,
     pub(crate) index: HashMap<String, usize>,
 }
 impl Project {

@@ -9,6 +9,62 @@
 use sqlparser::ast::{ObjectName, ObjectNamePart, Query, VisitMut, VisitorMut};
 use std::ops::ControlFlow;
 
+/// The schema SQLMesh gives a model whose name has none (`name orders` is `default.orders`).
+pub const DEFAULT_SCHEMA: &str = "default";
+
+/// Write every one-part table reference of `query` that names a model of schema `default`
+/// (`tables`, their table parts) and no CTE in scope as `default.table`, as SQLMesh resolves
+/// `FROM orders` to the model named `orders`.
+pub fn qualify_default(query: &mut Query, tables: &std::collections::HashSet<String>) {
+    let _ = query.visit(&mut Qualifier {
+        tables,
+        ctes: vec![],
+    });
+}
+
+struct Qualifier<'a> {
+    tables: &'a std::collections::HashSet<String>,
+    ctes: Vec<Vec<String>>,
+}
+
+impl VisitorMut for Qualifier<'_> {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
+        let names = q
+            .with
+            .as_ref()
+            .map(|w| {
+                w.cte_tables
+                    .iter()
+                    .map(|c| c.alias.name.value.to_ascii_lowercase())
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.ctes.push(names);
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
+        self.ctes.pop();
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_relation(&mut self, name: &mut ObjectName) -> ControlFlow<()> {
+        if let [ObjectNamePart::Identifier(only)] = name.0.as_slice() {
+            let table = only.value.to_ascii_lowercase();
+            let shadowed = self.ctes.iter().any(|s| s.contains(&table));
+            if !shadowed && self.tables.contains(&table) {
+                name.0.insert(
+                    0,
+                    ObjectNamePart::Identifier(sqlparser::ast::Ident::new(DEFAULT_SCHEMA)),
+                );
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
 /// `name` without a leading `catalog.` when it has three parts.
 pub fn strip(name: &str, catalog: &str) -> String {
     let parts: Vec<&str> = name.split('.').collect();

@@ -3,6 +3,7 @@
 //! Everything here works on sqlparser's tokens and AST so that the same code computes the
 //! same canonical form natively and in WebAssembly.
 
+pub mod annotate;
 pub mod canonical;
 pub mod catalog;
 pub mod columns;

@@ -304,8 +304,8 @@ fn shaping_select(
         return Ok(materialize::declared_shape(d, columns));
     }
     let select = render.whole(i, now)?;
-    // SQLMesh creates a table of a model that declares its columns with their declared types
-    // (views and SCD tables keep the query's)
+    // SQLMesh creates a table with the types its model declares, or else with the types it
+    // infers when it knows them all (views and SCD tables keep the query's)
     let casts = matches!(
         m.kind,
         Kind::Full
@@ -313,10 +313,12 @@ fn shaping_select(
             | Kind::IncrementalByUniqueKey { .. }
             | Kind::IncrementalByPartition { .. }
     );
-    match &m.columns {
-        Some(columns) if casts && project.config.is_sqlmesh() => {
+    match (&m.columns, &project.inferred_types[i]) {
+        (Some(columns), _) if casts && project.config.is_sqlmesh() => {
             Ok(materialize::cast_to_declared(d, columns, &select))
         }
+        // or to the types SQLMesh infers, when it knows every one
+        (None, Some(types)) if casts => Ok(materialize::cast_to(d, types, &select)),
         _ => Ok(select),
     }
 }

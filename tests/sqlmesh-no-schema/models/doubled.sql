@@ -1,0 +1,2 @@
+MODEL (name doubled, kind VIEW);
+SELECT n * 2 AS d FROM numbers
