@@ -849,6 +849,15 @@ fn idioms_of_public_sqlmesh_projects_build_what_sqlmesh_builds() {
             "2, airbnb,2.5,4.987500190734863,DOUBLE,DOUBLE"
         ]
     );
+    // whole numbers in a TIMESTAMP or DATE seed column are nanoseconds since the epoch, as
+    // pandas reads them for SQLMesh
+    assert_eq!(
+        rows(p.path(), "prod", "SELECT * FROM raw.epochs ORDER BY id"),
+        [
+            "1,1970-01-01 00:00:01.696145,1970-01-01",
+            "2,1970-01-01 00:00:01.696145,1970-01-01"
+        ]
+    );
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("number_of_rows_non_blocking"),
         "{}",

@@ -112,8 +112,19 @@ fn pandas_try(d: &dyn SqlDialect, v: &str, c: &ColumnDef) -> String {
     let text = pandas_text(d, v);
     let plain = d.try_cast(&text, &c.sql_type);
     if is_date_or_timestamp(&c.sql_type) {
+        let t = c.sql_type.trim().to_ascii_uppercase();
+        // pandas reads a column of whole numbers as integers, which it turns into
+        // nanoseconds since the epoch (a DATE or a TIMESTAMP without time zone)
+        let nanos = if t == "DATE" || t == "TIMESTAMP" {
+            format!(
+                ", {}",
+                d.try_cast(&d.try_epoch_nanos_timestamp(&text), &c.sql_type)
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "COALESCE({plain}, {})",
+            "COALESCE({plain}, {}{nanos})",
             d.try_cast(&d.try_month_first_timestamp(&text), &c.sql_type)
         )
     } else {

@@ -125,6 +125,11 @@ impl SqlDialect for DuckDb {
     fn try_month_first_timestamp(&self, expr: &str) -> String {
         format!("try_strptime({expr}, ['%m/%d/%Y %H:%M:%S', '%m/%d/%Y %H:%M', '%m/%d/%Y'])")
     }
+    fn try_epoch_nanos_timestamp(&self, expr: &str) -> String {
+        format!(
+            "CASE WHEN regexp_full_match({expr}, '[0-9]{{1,18}}') THEN make_timestamp(CAST({expr} AS BIGINT) // 1000) END"
+        )
+    }
     fn string_agg(&self, expr: &str, separator: &str) -> String {
         format!("string_agg({expr}, {})", self.literal(separator))
     }

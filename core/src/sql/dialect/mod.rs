@@ -94,6 +94,10 @@ pub trait SqlDialect: Send + Sync + std::fmt::Debug {
     /// `1/4/2024 13:45:10`) as a timestamp, or NULL: how pandas, and so SQLMesh, reads such a
     /// seed value declared `DATE` or `TIMESTAMP`.
     fn try_month_first_timestamp(&self, expr: &str) -> String;
+    /// The text `expr` of whole digits as a timestamp that many nanoseconds after the epoch,
+    /// else NULL: how pandas turns an integer into a `TIMESTAMP` for SQLMesh (it keeps
+    /// microseconds, dropping the rest).
+    fn try_epoch_nanos_timestamp(&self, expr: &str) -> String;
     /// The values of `expr` over a group, joined by `separator` (a plain string).
     fn string_agg(&self, expr: &str, separator: &str) -> String;
     /// A bucket in `0..10000` computed from these text expressions (never NULL), the same on

@@ -103,6 +103,11 @@ impl SqlDialect for Postgres {
             self.literal(sql_type)
         )
     }
+    fn try_epoch_nanos_timestamp(&self, expr: &str) -> String {
+        format!(
+            "CASE WHEN {expr} ~ '^[0-9]{{1,18}}$' THEN to_timestamp(CAST({expr} AS BIGINT) / 1000 / 1000000.0) AT TIME ZONE 'UTC' END"
+        )
+    }
     fn try_month_first_timestamp(&self, expr: &str) -> String {
         let forms = [
             (
