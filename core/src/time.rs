@@ -98,9 +98,8 @@ pub struct MacroTimes {
 /// working unchanged; `_ts` is a string without a zero fraction, `_dt` a TIMESTAMPTZ, `_dtntz`
 /// a TIMESTAMP, `_epoch` seconds as a float, `_millis` and `_hour` integers.
 pub fn bind_macro(name: &str, t: &MacroTimes) -> Option<String> {
-    #[cfg(feature = "analysis")]
-    if let Some(template) = name.strip_prefix(crate::sql::jinja::STRING_TEMPLATE) {
-        return crate::sql::jinja::render_string_template(template, &|v| jinja_text(v, t));
+    if let Some(template) = name.strip_prefix(STRING_TEMPLATE) {
+        return render_string_template(template, &|v| jinja_text(v, t));
     }
     match name {
         "start" => {
@@ -150,6 +149,38 @@ pub fn bind_macro(name: &str, t: &MacroTimes) -> Option<String> {
         "hour" => chrono::Timelike::hour(&at).to_string(),
         _ => return None,
     })
+}
+
+/// How a Jinja template marks a time variable it rendered (`__efmesh_jinja_start_ds__`), for
+/// efmesh to bind afterwards.
+pub const JINJA_MARK: &str = "__efmesh_jinja_";
+
+/// The prefix of the macro a string literal holding Jinja time variables becomes.
+pub const STRING_TEMPLATE: &str = "jinja_string:";
+
+/// A string literal's value holding time variables left inside it by a Jinja template
+/// (`'{{ start_ds }} 00:00'`), as the macro that renders it (`jinja_string:` and the text,
+/// the variables marked): bound per batch by [`bind_macro`], so the literal reads
+/// as SQLMesh renders it for that batch.
+pub fn string_template(value: &str) -> Option<String> {
+    value
+        .contains(JINJA_MARK)
+        .then(|| format!("{STRING_TEMPLATE}{value}"))
+}
+
+/// The literal a string template renders to: each marked time variable replaced by its text.
+fn render_string_template(template: &str, text: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(k) = rest.find(JINJA_MARK) {
+        out.push_str(&rest[..k]);
+        let after = &rest[k + JINJA_MARK.len()..];
+        let end = after.find("__")?;
+        out.push_str(&text(&after[..end])?);
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Some(crate::quote::literal(&out))
 }
 
 /// What SQLMesh's Jinja writes for time variable `name` (Python's `str()` of its value): the

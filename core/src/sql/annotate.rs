@@ -247,8 +247,8 @@ fn factor_source(
         TableFactor::Table {
             name, alias, args, ..
         } => {
-            if args.is_some() {
-                return None;
+            if let Some(args) = args {
+                return unnest_source(&object_name(name), args, alias.as_ref(), out);
             }
             let n = object_name(name);
             let cols = lookup(&n, ctes, catalog);
@@ -308,6 +308,36 @@ fn factor_source(
         }
         _ => None,
     }
+}
+
+/// `unnest(CAST(... AS T[])) AS x(col)`, as `@DATE_SPINE` writes it (DuckDB's parser reads
+/// it as a table function): its one column is a T. Any other table function is not typed.
+fn unnest_source(
+    function: &str,
+    args: &sqlparser::ast::TableFunctionArgs,
+    alias: Option<&sqlparser::ast::TableAlias>,
+    out: &mut Sources,
+) -> Option<()> {
+    let alias = alias?;
+    if function != "unnest" || args.args.len() != 1 || alias.columns.len() != 1 {
+        return None;
+    }
+    let element = match &args.args[0] {
+        FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Cast { data_type, .. })) => data_type
+            .to_string()
+            .strip_suffix("[]")
+            .map(Ty::parse)
+            .unwrap_or(Ty::Unknown),
+        _ => Ty::Unknown,
+    };
+    out.push((
+        alias.name.value.to_ascii_lowercase(),
+        Some(vec![(
+            alias.columns[0].name.value.to_ascii_lowercase(),
+            element,
+        )]),
+    ));
+    Some(())
 }
 
 /// A VALUES list's columns (`column1`, ...), typed by its first row as sqlglot types it.
@@ -454,7 +484,7 @@ fn expr_type(
             // a time macro, typed as the literal SQLMesh renders it to
             Value::Placeholder(p)
                 if p.trim_start_matches('@')
-                    .starts_with(crate::sql::jinja::STRING_TEMPLATE) =>
+                    .starts_with(crate::time::STRING_TEMPLATE) =>
             {
                 Ty::Text
             }
@@ -528,8 +558,10 @@ fn expr_type(
         | Expr::Between { .. }
         | Expr::Like { .. }
         | Expr::ILike { .. } => Ty::Boolean,
+        Expr::Extract { .. } => Ty::BigInt,
+        // sqlglot types `CEIL` as INT, whatever it rounds
+        Expr::Ceil { .. } => Ty::Int,
         Expr::Case {
-            operand: None,
             conditions,
             else_result,
             ..
@@ -553,13 +585,13 @@ fn expr_type(
 }
 
 fn function_type(f: &sqlparser::ast::Function, ty: &dyn Fn(&Expr) -> Ty) -> Ty {
-    if f.filter.is_some() || !f.within_group.is_empty() {
-        return Ty::Unknown;
-    }
     let name = object_name(&f.name).to_ascii_uppercase();
-    // COUNT(*) and COUNT(DISTINCT x) before the plain argument list
+    // COUNT(*), COUNT(DISTINCT x) and COUNT(*) FILTER (...) before the plain argument list
     if name == "COUNT" {
         return Ty::BigInt;
+    }
+    if f.filter.is_some() || !f.within_group.is_empty() {
+        return Ty::Unknown;
     }
     let Some(args) = args_of(f) else {
         return Ty::Unknown;
@@ -577,7 +609,7 @@ fn function_type(f: &sqlparser::ast::Function, ty: &dyn Fn(&Expr) -> Ty) -> Ty {
             t if t.integer() || matches!(t, Ty::Double | Ty::Float | Ty::Decimal(..)) => Ty::Double,
             _ => Ty::Unknown,
         },
-        ("MIN" | "MAX" | "ANY_VALUE", 1) if f.over.is_none() => match first() {
+        ("MIN" | "MAX" | "ANY_VALUE" | "FIRST_VALUE", 1) => match first() {
             Ty::Null | Ty::Other(_) => Ty::Unknown,
             t => t,
         },
@@ -601,7 +633,25 @@ fn function_type(f: &sqlparser::ast::Function, ty: &dyn Fn(&Expr) -> Ty) -> Ty {
         }
         ("IF" | "IFF", 3) => coerce(&ty(args[1]), &ty(args[2])),
         ("NULLIF", 2) => first(),
-        ("CURRENT_DATE", 0) => Ty::Date,
+        ("CURRENT_DATE" | "TODAY", 0) => Ty::Date,
+        ("CURRENT_TIMESTAMP", 0) => Ty::Timestamp,
+        (
+            "SQRT" | "ASIN" | "ACOS" | "SIN" | "COS" | "RADIANS" | "LN" | "LOG" | "LOG10" | "EXP",
+            1,
+        ) => Ty::Double,
+        ("POWER" | "POW" | "ATAN2", 2) => Ty::Double,
+        ("PI", 0) => Ty::Double,
+        ("STDDEV" | "VARIANCE", 1) => Ty::Double,
+        ("CEIL" | "CEILING" | "SIGN", 1) => Ty::Int,
+        ("CONTAINS" | "STARTS_WITH" | "REGEXP_MATCHES", 2) => Ty::Boolean,
+        ("BOOL_AND" | "BOOL_OR", 1) => Ty::Boolean,
+        ("APPROX_COUNT_DISTINCT", 1) => Ty::BigInt,
+        ("CONCAT_WS", n) if n >= 2 => Ty::Text,
+        ("IFNULL" | "NVL", 2) => coerce(&ty(args[0]), &ty(args[1])),
+        ("MAKE_DATE", 3) => Ty::Date,
+        ("STRPTIME", 2) | ("TO_TIMESTAMP" | "EPOCH_MS", 1) => Ty::Timestamp,
+        ("EPOCH", 1) => Ty::Double,
+        ("DAYOFWEEK", 1) => Ty::BigInt,
         ("YEAR" | "MONTH" | "DAY", 1) => Ty::BigInt,
         ("DATEDIFF" | "DATE_DIFF", 3) => Ty::BigInt,
         _ => Ty::Unknown,
@@ -718,6 +768,17 @@ mod tests {
             ("DATE_TRUNC('day', dt)", None),
             ("REPLACE(s, 'a', 'b')", None),
             ("missing_fn(i)", None),
+            ("SQRT(i)", Some("DOUBLE")),
+            ("CEIL(f)", Some("INT")),
+            ("MAX(i) OVER ()", Some("INT")),
+            ("FIRST_VALUE(i) OVER (ORDER BY i)", Some("INT")),
+            ("COUNT(*) FILTER (WHERE i > 1)", Some("BIGINT")),
+            ("CASE i WHEN 1 THEN 'a' ELSE 'b' END", Some("TEXT")),
+            ("EXTRACT(year FROM dt)", Some("BIGINT")),
+            ("STRPTIME(s, '%Y')", Some("TIMESTAMP")),
+            ("CONTAINS(s, 'a')", Some("BOOLEAN")),
+            ("LAG(i) OVER (ORDER BY i)", None),
+            ("DATE_PART('year', dt)", None),
             ("@execution_ds", Some("TEXT")),
             ("@start_date", Some("DATE")),
         ] {
@@ -754,6 +815,11 @@ mod tests {
         // `i` is in both: ambiguous, not guessed
         assert_eq!(types("SELECT i FROM m.t JOIN m.u ON t.i = u.i")[0].1, None);
         assert_eq!(types("SELECT a FROM ext.raw")[0].1, None);
+        // sqlglot 30.8: DATE
+        assert_eq!(
+            types("SELECT d FROM unnest(CAST(generate_series(CAST('2026-01-01' AS DATE), CAST('2026-01-03' AS DATE), INTERVAL '1' DAY) AS DATE[])) AS x (d)")[0].1.as_deref(),
+            Some("DATE")
+        );
         assert_eq!(
             types("SELECT i FROM m.t UNION ALL SELECT f FROM m.t")[0]
                 .1

@@ -56,7 +56,7 @@ fn jinja_names() -> impl Iterator<Item = &'static &'static str> {
 /// The text SQLMesh's time variables and `this_model` render to inside a template, turned into
 /// efmesh's macros afterwards.
 fn sentinel(name: &str) -> String {
-    format!("__efmesh_jinja_{name}__")
+    format!("{}{name}__", crate::time::JINJA_MARK)
 }
 
 /// What a Jinja query is rendered with.
@@ -377,7 +377,7 @@ fn misused<'n>(template: &str, names: &'n [String]) -> Option<(usize, &'n str, S
 /// The rendered query with each time variable and `this_model` as efmesh's macro: `'...'`
 /// around one becomes the macro itself (which renders as a quoted literal, as SQLMesh's
 /// `'{{ start_ds }}'` does), a bare one the macro. One inside a longer string literal is left
-/// there: [`string_template`] turns such a literal into one macro that renders the whole string
+/// there: [`crate::time::string_template`] turns such a literal into one macro that renders the whole string
 /// per batch, as SQLMesh's Jinja writes it. `this_model` inside a string, or a time variable
 /// without a text form, is refused.
 fn efmesh_macros(rendered: &str) -> Result<String, String> {
@@ -415,37 +415,6 @@ fn efmesh_macros(rendered: &str) -> Result<String, String> {
 /// ([`crate::time::jinja_text`]).
 fn has_text_form(name: &str) -> bool {
     name.contains('_')
-}
-
-/// The prefix of the macro a string literal holding Jinja time variables becomes.
-pub const STRING_TEMPLATE: &str = "jinja_string:";
-
-/// A string literal's value holding time variables left inside it by a Jinja template
-/// (`'{{ start_ds }} 00:00'`), as the macro that renders it (`jinja_string:` and the text,
-/// the variables marked): bound per batch by [`crate::time::bind_macro`], so the literal reads
-/// as SQLMesh renders it for that batch.
-pub fn string_template(value: &str) -> Option<String> {
-    value
-        .contains("__efmesh_jinja_")
-        .then(|| format!("{STRING_TEMPLATE}{value}"))
-}
-
-/// The literal a string template renders to: each marked time variable replaced by its text.
-pub fn render_string_template(
-    template: &str,
-    text: &dyn Fn(&str) -> Option<String>,
-) -> Option<String> {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(k) = rest.find("__efmesh_jinja_") {
-        out.push_str(&rest[..k]);
-        let after = &rest[k + "__efmesh_jinja_".len()..];
-        let end = after.find("__")?;
-        out.push_str(&text(&after[..end])?);
-        rest = &after[end + 2..];
-    }
-    out.push_str(rest);
-    Some(crate::quote::literal(&out))
 }
 
 /// The `jinja` error for a file whose tokens hold Jinja, at the first marker.

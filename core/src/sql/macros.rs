@@ -93,7 +93,7 @@ fn fold(
         }
         // a string a Jinja template left time variables in renders per batch
         if let Token::SingleQuotedString(v) = &t.token {
-            if let Some(template) = crate::sql::jinja::string_template(v) {
+            if let Some(template) = crate::time::string_template(v) {
                 out.push(TokenWithSpan::new(
                     Token::Placeholder(format!("@{template}")),
                     t.span,
