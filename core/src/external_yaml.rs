@@ -91,7 +91,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Model>, Diagnostic> {
             }
             columns.push(ColumnDef {
                 name: k.to_ascii_lowercase(),
-                sql_type: v.to_string(),
+                sql_type: crate::type_name::duckdb_spelling(v),
                 family: TypeFamily::of(v),
             });
         }

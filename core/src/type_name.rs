@@ -22,6 +22,16 @@ pub fn type_problem(sql_type: &str) -> Option<String> {
     TypeName::parse(sql_type).err()
 }
 
+/// `sql_type` (already checked with [`type_problem`]) as DuckDB spells it when it is written
+/// with the angle brackets of other dialects (`STRUCT<a INT>`, `ARRAY<INT>`), which SQLMesh
+/// accepts and writes for DuckDB as `STRUCT(a INT)`, `INT[]`; any other type as written.
+pub fn duckdb_spelling(sql_type: &str) -> String {
+    match TypeName::parse(sql_type) {
+        Ok(t) if sql_type.contains('<') => t.to_string(),
+        _ => sql_type.to_string(),
+    }
+}
+
 /// How deeply types may nest (`STRUCT(a STRUCT(b ...))`, `INT[][]`); far beyond any real
 /// schema, and low enough that the recursive parser cannot exhaust a stack.
 pub const MAX_TYPE_DEPTH: usize = 64;
@@ -174,7 +184,7 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
             } else {
                 Token::Str(s)
             });
-        } else if matches!(c, '(' | ')' | '[' | ']' | ',') {
+        } else if matches!(c, '(' | ')' | '[' | ']' | ',' | '<' | '>' | ':') {
             chars.next();
             out.push(Token::Punct(c));
         } else {
@@ -244,11 +254,27 @@ impl Parser {
                 "`{first}` is not a type DuckDB or PostgreSQL knows"
             ));
         }
+        // the angle brackets other dialects write (`ARRAY<INT>`, `STRUCT<a INT>`), as sqlglot
+        // reads them for SQLMesh: written back in DuckDB's spelling (`INT[]`, `STRUCT(a INT)`)
+        if base == "ARRAY" && self.eat('<') {
+            let mut inner = self.type_name(depth + 1)?;
+            self.expect('>')?;
+            inner.arrays.push(None);
+            while self.eat('[') {
+                self.expect(']')?;
+                inner.arrays.push(None);
+            }
+            return Ok(inner);
+        }
         let mut words = vec![base.clone()];
         self.following_words(&mut words)?;
         let args = if self.eat('(') {
             let args = self.args(&base, depth)?;
             self.expect(')')?;
+            args
+        } else if matches!(base.as_str(), "STRUCT" | "MAP") && self.eat('<') {
+            let args = self.args(&base, depth)?;
+            self.expect('>')?;
             args
         } else {
             Args::None
@@ -298,6 +324,8 @@ impl Parser {
                         }
                         None => return Err("expected a field name, found the end".into()),
                     };
+                    // `STRUCT<a: INT>` as some dialects write it
+                    self.eat(':');
                     fs.push((name, self.type_name(depth + 1)?));
                 }
                 Args::Types(ts) => ts.push(self.type_name(depth + 1)?),
@@ -348,6 +376,23 @@ mod tests {
             "DOUBLE PRECISION",
         ] {
             assert_eq!(type_problem(ok), None, "{ok}");
+        }
+        // angle brackets, as sqlglot reads them, written back as DuckDB spells them
+        for (written, duckdb) in [
+            (
+                "STRUCT<product_id VARCHAR, quantity INTEGER>",
+                "STRUCT(product_id VARCHAR, quantity INTEGER)",
+            ),
+            (
+                "STRUCT<a: INT, b STRUCT<c TEXT>>",
+                "STRUCT(a INT, b STRUCT(c TEXT))",
+            ),
+            ("ARRAY<INT>", "INT[]"),
+            ("ARRAY<STRUCT<a INT>>", "STRUCT(a INT)[]"),
+            ("MAP<VARCHAR, INT>", "MAP(VARCHAR, INT)"),
+        ] {
+            let t = TypeName::parse(written).unwrap_or_else(|e| panic!("{written}: {e}"));
+            assert_eq!(t.to_string().replace('"', ""), duckdb);
         }
         for bad in [
             "INTEGR",

@@ -849,6 +849,17 @@ fn idioms_of_public_sqlmesh_projects_build_what_sqlmesh_builds() {
             "2, airbnb,2.5,4.987500190734863,DOUBLE,DOUBLE"
         ]
     );
+    // the types SQLMesh 0.236.4 gave them: its bare DECIMAL for a DECIMAL over an integer,
+    // the query's own types for a unique-key table and sqlglot's for an SCD table, and a
+    // struct declared with angle brackets and built with `STRUCT(x AS name)`
+    assert_eq!(
+        rows(
+            p.path(),
+            "prod",
+            "SELECT (SELECT typeof(ratio) || ' ' || ratio FROM mart.ratios), (SELECT typeof(total) FROM mart.keyed), (SELECT typeof(total) FROM mart.scd), (SELECT typeof(items) || ' ' || items.product_id FROM mart.structs)"
+        ),
+        ["\"DECIMAL(18,3) 3.333\",HUGEINT,BIGINT,\"STRUCT(product_id VARCHAR, quantity INTEGER) 7\""]
+    );
     // whole numbers in a TIMESTAMP or DATE seed column are nanoseconds since the epoch, as
     // pandas reads them for SQLMesh
     assert_eq!(

@@ -59,23 +59,9 @@ pub fn create(d: &dyn SqlDialect, kind: &Kind, physical: &str, select: &str) -> 
     }
 }
 
-/// `select`'s rows with each declared column cast to its declared type, in the declared
-/// order: what SQLMesh creates a table from when a model declares every column's type, so the
-/// table holds exactly those types (`INT` stays `INT` where DuckDB's query says `BIGINT`).
-pub fn cast_to_declared(
-    d: &dyn SqlDialect,
-    columns: &[crate::model::ColumnDef],
-    select: &str,
-) -> String {
-    let typed: Vec<(String, String)> = columns
-        .iter()
-        .map(|c| (c.name.clone(), c.sql_type.clone()))
-        .collect();
-    cast_to(d, &typed, select)
-}
-
 /// `select`'s rows with each `(column, type)` cast to its type, in that order: SQLMesh's
-/// wrapper around a query whose every column type it knows, declared or inferred.
+/// wrapper around a query whose every column type it knows, declared or inferred, so the table
+/// holds exactly those types (`INT` stays `INT` where DuckDB's query says `BIGINT`).
 pub fn cast_to(d: &dyn SqlDialect, columns: &[(String, String)], select: &str) -> String {
     let list: Vec<String> = columns
         .iter()

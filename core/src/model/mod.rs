@@ -454,7 +454,15 @@ pub fn parse_model_file(
             // the model is still returned, so its children do not cascade into errors
             diags.push(jinja);
         } else if let Some(query) = statements(file, rest, env, &mut model, &mut diags) {
-            match sql::prepare_query_in(&query, file, dialect, false, &env.macros) {
+            // SQLMesh transpiles `STRUCT(x AS a)` for DuckDB; DuckDB does not read it
+            let transpiled;
+            let query: &[sqlparser::tokenizer::TokenWithSpan] = if env.sqlmesh {
+                transpiled = sql::struct_literals::rewrite(&query);
+                &transpiled
+            } else {
+                &query
+            };
+            match sql::prepare_query_in(query, file, dialect, false, &env.macros) {
                 Ok((mut q, warnings)) => {
                     diags.extend(warnings);
                     if env.sqlmesh {
@@ -568,6 +576,24 @@ fn statements<'t>(
     if env.sqlmesh {
         // the documentation comments are the query's, not a statement's
         model.projection_comments = comments::projections(&parts.query);
+    }
+    if model.kind == Kind::Embedded {
+        let all = &model.statements;
+        if let Some(s) = all
+            .pre
+            .iter()
+            .chain(&all.post)
+            .chain(&all.on_virtual_update)
+            .next()
+        {
+            diags.push(Diagnostic::at(
+                Problem::ModelStatement {
+                    message: "an EMBEDDED model is inlined into the queries that read it: it is never written and has no view, so its statements would never run; move them to a model that is built".into(),
+                },
+                s.location.clone(),
+            ));
+            ok = false;
+        }
     }
     if model.target == Target::Parquet {
         if let Some(s) = model
@@ -1032,7 +1058,9 @@ fn sqlmesh_property(
 
 fn parse_columns(v: &Value) -> Result<Vec<ColumnDef>, Diagnostic> {
     let mut out: Vec<ColumnDef> = vec![];
-    for item in v.items()? {
+    let items = v.items()?;
+    let mut rest = items.iter();
+    while let Some(item) = rest.next() {
         let (name_t, ty) = match item.terms.split_first() {
             Some((n, ty)) if n.ident().is_some() && !ty.is_empty() => (n, ty),
             _ => {
@@ -1049,7 +1077,16 @@ fn parse_columns(v: &Value) -> Result<Vec<ColumnDef>, Diagnostic> {
             terms: ty.to_vec(),
             span: span_of(ty, item.span),
         };
-        let sql_type = ty_item.to_string();
+        let mut sql_type = ty_item.to_string();
+        // `STRUCT<a INT, b TEXT>`: the block splits at the comma inside the angle brackets,
+        // which are no brackets to it (`<` compares elsewhere); the pieces are joined again
+        let open = |t: &str| t.matches('<').count() > t.matches('>').count();
+        while open(&sql_type) {
+            match rest.next() {
+                Some(more) => sql_type = format!("{sql_type}, {more}"),
+                None => break,
+            }
+        }
         if let Some(why) = crate::type_name::type_problem(&sql_type) {
             return Err(Diagnostic::at(
                 Problem::InvalidValue {
@@ -1059,6 +1096,7 @@ fn parse_columns(v: &Value) -> Result<Vec<ColumnDef>, Diagnostic> {
                 Location::from_span(v.file, ty_item.span),
             ));
         }
+        let sql_type = crate::type_name::duckdb_spelling(&sql_type);
         let name = name_t.ident().unwrap_or_default().to_ascii_lowercase();
         if out.iter().any(|c| c.name == name) {
             return Err(Diagnostic::at(

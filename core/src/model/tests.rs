@@ -503,3 +503,30 @@ fn the_interval_unit_comes_from_interval_unit_or_cron() {
     m.interval_unit = Some(IntervalUnit::Minute);
     assert_eq!(m.interval_unit(), IntervalUnit::Minute);
 }
+
+#[test]
+fn statements_that_would_never_run_are_refused_where_written() {
+    let d = first_error("MODEL (name a.b, kind EMBEDDED);\nSET threads = 1;\nSELECT 1 AS a");
+    assert_eq!(d.problem.code(), "model-statement");
+    assert_eq!(d.location.map(|l| l.line), Some(2));
+    let d = first_error(
+        "MODEL (name a.b, kind FULL, target parquet);\nSELECT 1 AS a;\nCREATE TABLE t (a INT)",
+    );
+    assert_eq!(d.problem.code(), "model-statement");
+    assert_eq!(d.location.map(|l| l.line), Some(3));
+}
+
+#[test]
+fn struct_columns_may_be_declared_with_angle_brackets_as_sqlglot_reads_them() {
+    let m = ok("MODEL (name a.b, columns (id INT, items STRUCT<product_id VARCHAR, quantity INTEGER>, tags ARRAY<TEXT>));\nSELECT 1 AS id");
+    let cols = m.columns.unwrap();
+    let types: Vec<&str> = cols.iter().map(|c| c.sql_type.as_str()).collect();
+    assert_eq!(
+        types,
+        [
+            "INT",
+            "STRUCT(\"product_id\" VARCHAR, \"quantity\" INTEGER)",
+            "TEXT[]"
+        ]
+    );
+}

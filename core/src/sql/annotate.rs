@@ -154,6 +154,25 @@ fn coerce(a: &Ty, b: &Ty) -> Ty {
     }
 }
 
+/// What `l / r` is to sqlglot: DOUBLE for integers and doubles, REAL for a REAL over integers,
+/// and a bare `DECIMAL` (DuckDB's `DECIMAL(18,3)`) for a DECIMAL over integers or decimals.
+fn divide(l: &Ty, r: &Ty) -> Ty {
+    use Ty::*;
+    let numeric = |t: &Ty| t.integer() || matches!(t, Double | Float | Decimal(..));
+    if !(numeric(l) && numeric(r)) {
+        return Unknown;
+    }
+    match (l, r) {
+        (Double, Float) | (Float, Double) => Double,
+        (Double, Decimal(..)) | (Decimal(..), Double) => Double,
+        (Double, _) | (_, Double) => Double,
+        (Float, Decimal(..)) | (Decimal(..), Float) => Unknown,
+        (Float, _) | (_, Float) => Float,
+        (Decimal(..), _) | (_, Decimal(..)) => Decimal(18, 3),
+        _ => Double,
+    }
+}
+
 /// The relations in scope of a SELECT: each with its name (alias) and typed columns, or
 /// `None` when its columns are not known.
 type Sources = Vec<(String, Option<Vec<(String, Ty)>>)>;
@@ -528,19 +547,7 @@ fn expr_type(
                     }
                     coerce(&l, &r)
                 }
-                B::Divide => {
-                    let (l, r) = (ty(left), ty(right));
-                    let plain = |t: &Ty| t.integer() || matches!(t, Ty::Double | Ty::Float);
-                    if !(plain(&l) && plain(&r)) {
-                        Ty::Unknown
-                    } else if (l == Ty::Float && r != Ty::Double)
-                        || (r == Ty::Float && l != Ty::Double)
-                    {
-                        Ty::Float
-                    } else {
-                        Ty::Double
-                    }
-                }
+                B::Divide => divide(&ty(left), &ty(right)),
                 B::Modulo => {
                     let (l, r) = (ty(left), ty(right));
                     if l.integer() && r.integer() {
@@ -737,6 +744,11 @@ mod tests {
             ("d + f", Some("DECIMAL(10, 2)")),
             ("i / 2", Some("DOUBLE")),
             ("SUM(i) / COUNT(*)", Some("DOUBLE")),
+            ("d / i", Some("DECIMAL(18, 3)")),
+            ("d / NULLIF(b, 0)", Some("DECIMAL(18, 3)")),
+            ("SUM(d) / SUM(i)", Some("DECIMAL(18, 3)")),
+            ("d / 2.0", Some("DOUBLE")),
+            ("d / f", Some("DOUBLE")),
             ("fl * i", Some("REAL")),
             ("3.99 * fl", Some("DOUBLE")),
             ("ROUND(fl * i, 2)", Some("DOUBLE")),

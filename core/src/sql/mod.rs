@@ -16,6 +16,7 @@ pub mod output_names;
 pub mod references;
 pub mod render;
 pub mod statements;
+pub mod struct_literals;
 pub mod unit_test;
 
 use crate::diagnostic::{Diagnostic, Problem};

@@ -304,21 +304,33 @@ fn shaping_select(
         return Ok(materialize::declared_shape(d, columns));
     }
     let select = render.whole(i, now)?;
-    // SQLMesh creates a table with the types its model declares, or else with the types it
-    // infers when it knows them all (views and SCD tables keep the query's)
-    let casts = matches!(
+    if !project.config.is_sqlmesh() {
+        return Ok(select);
+    }
+    // SQLMesh creates a table with the types its model declares (its SCD validity columns
+    // aside, which it adds itself), or else, for the kinds whose table it creates from the
+    // query, with the types it infers when it knows them all; views keep the query's types
+    let scd = matches!(
         m.kind,
-        Kind::Full
-            | Kind::IncrementalByTimeRange { .. }
-            | Kind::IncrementalByUniqueKey { .. }
-            | Kind::IncrementalByPartition { .. }
+        Kind::ScdType2 { .. } | Kind::ScdType2ByColumn { .. }
     );
+    let from_query = scd || matches!(m.kind, Kind::Full | Kind::IncrementalByTimeRange { .. });
+    let declares = from_query
+        || matches!(
+            m.kind,
+            Kind::IncrementalByUniqueKey { .. } | Kind::IncrementalByPartition { .. }
+        );
     match (&m.columns, &project.inferred_types[i]) {
-        (Some(columns), _) if casts && project.config.is_sqlmesh() => {
-            Ok(materialize::cast_to_declared(d, columns, &select))
+        (Some(columns), _) if declares => {
+            let managed = m.kind.validity_columns();
+            let typed: Vec<(String, String)> = columns
+                .iter()
+                .filter(|c| managed.is_none_or(|(f, t)| c.name != f && c.name != t))
+                .map(|c| (c.name.clone(), c.sql_type.clone()))
+                .collect();
+            Ok(materialize::cast_to(d, &typed, &select))
         }
-        // or to the types SQLMesh infers, when it knows every one
-        (None, Some(types)) if casts => Ok(materialize::cast_to(d, types, &select)),
+        (None, Some(types)) if from_query => Ok(materialize::cast_to(d, types, &select)),
         _ => Ok(select),
     }
 }
