@@ -25,8 +25,9 @@ import duckdb
 DATABASE = re.compile(r"\.(duckdb|db)$")
 DATABASE_OR_WAL = re.compile(r"\.(duckdb|db)(\.wal)?$")
 SKIP_DIRS = {".cache", "logs", "target", ".git", "__pycache__", ".venv"}
-# schemas that hold each tool's own tables, not what an environment serves
-INTERNAL = re.compile(r"^(sqlmesh|sqlmesh__.*|_efmesh.*|information_schema|pg_catalog)$")
+# schemas that hold each tool's own tables, not what an environment serves; SQLMesh's state is
+# in schema `sqlmesh` too, as `_snapshots` and the like, and a project may name models there
+INTERNAL = re.compile(r"^(sqlmesh__.*|_efmesh.*|information_schema|pg_catalog)$")
 
 
 def copy_project(src: Path, to: Path, fresh: bool) -> None:
@@ -88,7 +89,7 @@ def served_views(d: Path, export_dir: Path):
                 [catalog],
             ).fetchall()
             for schema, view in views:
-                if INTERNAL.match(schema):
+                if INTERNAL.match(schema) or (schema == "sqlmesh" and view.startswith("_")):
                     continue
                 name = f"{schema}.{view}"
                 try:
