@@ -3,35 +3,12 @@
 //! DuckDB dialect) does not read the `AS` form, so in a SQLMesh project it is rewritten on
 //! tokens before the query is parsed, keeping every token's position for diagnostics.
 
+use super::macro_lang::args::{closes, matching, opens};
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 use std::borrow::Cow;
 
 fn significant(t: &Token) -> bool {
     !matches!(t, Token::Whitespace(_))
-}
-
-fn opens(t: &Token) -> bool {
-    matches!(t, Token::LParen | Token::LBracket | Token::LBrace)
-}
-
-fn closes(t: &Token) -> bool {
-    matches!(t, Token::RParen | Token::RBracket | Token::RBrace)
-}
-
-/// The index of the bracket that closes the one at `open`.
-fn matching(tokens: &[TokenWithSpan], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (k, t) in tokens.iter().enumerate().skip(open) {
-        if opens(&t.token) {
-            depth += 1;
-        } else if closes(&t.token) {
-            depth = depth.checked_sub(1)?;
-            if depth == 0 {
-                return Some(k);
-            }
-        }
-    }
-    None
 }
 
 /// `tokens` with each `STRUCT(expr AS name, ...)` written as `{'name': expr, ...}`; borrowed

@@ -19,16 +19,16 @@ pub(super) fn significant(t: &Token) -> bool {
     !matches!(t, Token::Whitespace(_))
 }
 
-fn opens(t: &Token) -> bool {
+pub(crate) fn opens(t: &Token) -> bool {
     matches!(t, Token::LParen | Token::LBracket | Token::LBrace)
 }
 
-fn closes(t: &Token) -> bool {
+pub(crate) fn closes(t: &Token) -> bool {
     matches!(t, Token::RParen | Token::RBracket | Token::RBrace)
 }
 
 /// The index of the bracket closing the one at `open`.
-pub(super) fn matching(tokens: &[TokenWithSpan], open: usize) -> Option<usize> {
+pub(crate) fn matching(tokens: &[TokenWithSpan], open: usize) -> Option<usize> {
     let mut depth = 0usize;
     for (k, t) in tokens.iter().enumerate().skip(open) {
         if opens(&t.token) {

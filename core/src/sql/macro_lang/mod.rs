@@ -17,7 +17,7 @@
 //! evaluated by [`condition`] over literals, comparisons, arithmetic and boolean logic. What
 //! cannot be evaluated while loading is an error at the call, never a guess.
 
-mod args;
+pub(crate) mod args;
 mod builtins;
 mod condition;
 mod query_macros;
